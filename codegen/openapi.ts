@@ -1,0 +1,105 @@
+/**
+ * Emits the OpenAPI 3.1 document of every route: both auth schemes, request and response schemas
+ * from the wire schemas under schemas/, the SSE variant where a route streams, and the error
+ * responses of spec section 7 in the route format's error shape.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CompiledGateway, CompiledRoute } from '../src/config/types.js';
+
+type Json = Record<string, unknown>;
+
+const ERROR_STATUSES: Record<string, string> = {
+  '400': 'Malformed request: bad model name or unsupported parameters.',
+  '401': 'Missing or invalid key.',
+  '402': 'No available credits.',
+  '404': 'Unknown route or resource.',
+  '413': 'Request body too large.',
+  '429': 'Rate or concurrency limited; retry after `retry-after` seconds.',
+  '500': 'Gateway error. Not charged.',
+  '502': 'Upstream error. Not charged.',
+  '503': 'Upstream unreachable. Not charged.',
+  '504': 'Upstream timeout. Not charged.',
+};
+
+/** Registers a wire schema (and the files it references) as a component; returns its $ref. */
+function component(gateway: CompiledGateway, file: string, components: Json): string {
+  const schema = (gateway.wireSchemas.get(file) ?? JSON.parse(readFileSync(join(gateway.root, 'schemas', file), 'utf8'))) as Json;
+  const name = String(schema.title ?? file.replace(/\W+/g, '_'));
+  if (!components[name]) {
+    components[name] = {};
+    const folder = file.includes('/') ? file.slice(0, file.lastIndexOf('/') + 1) : '';
+    components[name] = rewrite(schema, (ref) => component(gateway, folder + ref, components));
+  }
+  return `#/components/schemas/${name}`;
+}
+
+function rewrite(node: unknown, resolveRef: (ref: string) => string): unknown {
+  if (Array.isArray(node)) return node.map((n) => rewrite(n, resolveRef));
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node as Json)) {
+    if (key === '$schema' || key === '$id') continue;
+    out[key] = key === '$ref' && typeof value === 'string' && !value.startsWith('#') ? resolveRef(value) : rewrite(value, resolveRef);
+  }
+  return out;
+}
+
+function operation(gateway: CompiledGateway, route: CompiledRoute, components: Json, errorRef: string): Json {
+  const m = route.manifest;
+  const schemas = m.schemas ?? {};
+  const ok: Json = {};
+  if (schemas.response) ok['application/json'] = { schema: { $ref: component(gateway, schemas.response, components) } };
+  if (m.stream) ok['text/event-stream'] = { schema: { type: 'string', description: `Server-sent events${schemas.stream_event ? ` of ${String((gateway.wireSchemas.get(schemas.stream_event) as Json).title)}` : ''}.` } };
+  if (schemas.stream_event) component(gateway, schemas.stream_event, components);
+  const responses: Json = { '200': { description: 'Success.', headers: { 'x-request-id': { schema: { type: 'string' } } }, content: ok } };
+  for (const [status, description] of Object.entries(ERROR_STATUSES)) {
+    responses[status] = { description, content: { 'application/json': { schema: { $ref: errorRef } } } };
+  }
+  const op: Json = { operationId: m.id, summary: m.summary, security: [{ bearer: [] }, { apiKey: [] }], responses };
+  const params = [...m.path.matchAll(/\{([^}]+)\}/g)].map((p) => ({ name: p[1], in: 'path', required: true, schema: { type: 'string' } }));
+  if (m.handler === 'models-list') params.push({ name: 'service_type', in: 'query', required: false, schema: { type: 'string' } });
+  if (params.length) op.parameters = params;
+  if (schemas.request) op.requestBody = { required: true, content: { 'application/json': { schema: { $ref: component(gateway, schemas.request, components) } } } };
+  return op;
+}
+
+const CATALOG_SCHEMA: Json = {
+  type: 'object', required: ['data'],
+  properties: {
+    object: { const: 'list' },
+    data: { type: 'array', items: { type: 'object', required: ['id', 'provider', 'service_type', 'availability', 'billing'], properties: {
+      id: { type: 'string' }, provider: { type: 'string' }, service_type: { type: 'string' },
+      availability: { enum: ['available', 'coming_soon', 'unavailable'] },
+      billing: { type: 'object', required: ['unit', 'per', 'prices'], properties: { unit: { type: 'string' }, per: { type: 'integer' }, prices: { type: 'object', additionalProperties: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } } } },
+    } } },
+  },
+};
+
+/** The OpenAPI document as an object. */
+export function buildOpenApi(gateway: CompiledGateway, version: string): Json {
+  const components: Json = {};
+  const paths: Record<string, Json> = {};
+  for (const route of gateway.routes) {
+    const m = route.manifest;
+    // Each client format keeps its error body schema at schemas/<format>/error.json.
+    const errorRef = component(gateway, `${m.format}/error.json`, components);
+    (paths[m.path] ??= {})[m.method.toLowerCase()] = operation(gateway, route, components, errorRef);
+  }
+  paths['/api/public/catalog'] = { get: { operationId: 'public-catalog', summary: 'The live catalogue: offerings, availability and prices (spec 4.17). Unauthenticated.', security: [], responses: { '200': { description: 'Success.', content: { 'application/json': { schema: CATALOG_SCHEMA } } } } } };
+  return {
+    'x-generated': 'AUTO-GENERATED by `npm run codegen` from routes/, providers/ and schemas/. DO NOT EDIT.',
+    openapi: '3.1.0',
+    info: { title: 'Unified AI Gateway', version, description: 'One key and one balance in front of many AI vendors.' },
+    servers: [{ url: 'http://127.0.0.1:8080' }],
+    security: [{ bearer: [] }, { apiKey: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer gw-...' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: gw-...' },
+      },
+      schemas: components,
+    },
+  };
+}

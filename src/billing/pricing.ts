@@ -1,0 +1,34 @@
+/**
+ * Prices token usage exactly. Each usage row is rounded once (half away from zero, to the nano-USD)
+ * from the exact product `tokens x price / per`; no per-token rounding, no floating point.
+ */
+import type { CompiledOffering } from '../config/types.js';
+import { divideRounded } from '../money.js';
+import type { TokenUsage } from '../translate/types.js';
+
+/**
+ * The charge for a request's tokens (spec 1: input, output and cached tokens priced by the model,
+ * reasoning counted as output). Cached and cache-write tokens are subsets of `input` and are priced
+ * at their own rates; the rest of the input at the input rate.
+ */
+export function tokenCharge(usage: TokenUsage, offering: CompiledOffering): bigint {
+  const p = offering.billing.prices;
+  const cached = BigInt(Math.min(usage.cachedInput, usage.input));
+  const written = BigInt(Math.min(usage.cacheWrite, usage.input - Number(cached)));
+  const plain = BigInt(usage.input) - cached - written;
+  const exact = plain * p.input + cached * p.cachedInput + written * p.cacheWrite + BigInt(usage.output) * p.output;
+  return divideRounded(exact, offering.billing.per);
+}
+
+/**
+ * The most a request can cost, for its reservation: the input estimate plus a margin at the highest
+ * input rate, and the full output allowance. Rounded up so the hold never falls short by a nano.
+ */
+export function holdAmount(inputEstimate: number, maxOutput: number, marginPercent: bigint, offering: CompiledOffering): bigint {
+  const p = offering.billing.prices;
+  const topInput = [p.input, p.cachedInput, p.cacheWrite].reduce((a, b) => (b > a ? b : a));
+  const input = (BigInt(inputEstimate) * (100n + marginPercent) + 99n) / 100n + 8n;
+  const exact = input * topInput + BigInt(maxOutput) * p.output;
+  const per = offering.billing.per;
+  return (exact + per - 1n) / per;
+}

@@ -1,0 +1,115 @@
+/**
+ * Starts a whole gateway: manifests -> (simulator when a provider has no key) -> store -> server,
+ * plus the hold sweeper and, on request, hot reload. Used by `npm start` and by the tests.
+ */
+import { resolve } from 'node:path';
+import { CronJob } from 'cron';
+import type { FastifyInstance } from 'fastify';
+import { compileGateway, needsSimulator } from './config/compile.js';
+import { ManifestError } from './config/errors.js';
+import { loadGateway } from './config/load.js';
+import { watchConfig, type ConfigWatcher } from './config/reload.js';
+import { Ledger } from './ledger/ledger.js';
+import { AuthCache } from './pipeline/auth-cache.js';
+import type { Runtime } from './pipeline/stage.js';
+import { buildServer } from './server/app.js';
+import { buildGeneration, type Generation } from './server/generation.js';
+import { startSimulator, type Simulator } from './sim/server.js';
+import { openDb, type Db } from './store/db.js';
+import { UpstreamClient } from './upstream/client.js';
+import { projectRoot } from './paths.js';
+
+/** How to start. */
+export interface GatewayOptions {
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+  watch?: boolean;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A started gateway. */
+export interface RunningGateway {
+  url: string;
+  app: FastifyInstance;
+  db: Db;
+  runtime: Runtime;
+  simulator: Simulator | null;
+  generation(): Generation;
+  /** Reloads the manifests now; resolves to the error when they are invalid (the old config keeps serving). */
+  reload(): Promise<ManifestError | null>;
+  close(): Promise<void>;
+}
+
+function cronEvery(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return seconds < 60 ? `*/${seconds} * * * * *` : `0 */${Math.max(1, Math.round(seconds / 60))} * * * *`;
+}
+
+/** Boots a gateway from the manifests. */
+export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? (() => undefined);
+  const configFile = resolve(opts.configFile ?? env.GATEWAY_CONFIG ?? resolve(projectRoot(), 'gateway.config.yaml'));
+  let raw = await loadGateway(configFile);
+  let simulator: Simulator | null = null;
+  const simulatorFor = async (r: typeof raw): Promise<string | null> => {
+    if (!simulator && r.providers.some((p) => needsSimulator(p.manifest, env))) {
+      simulator = await startSimulator({ port: Number(env.SIM_PORT ?? r.config.simulator?.port ?? 0) });
+    }
+    return simulator?.url ?? null;
+  };
+  let gateway = await compileGateway(raw, { env, simulatorUrl: await simulatorFor(raw) });
+  const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir });
+  const ledger = new Ledger(db);
+  const runtime: Runtime = { ledger, upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
+  let generation = buildGeneration(gateway, runtime);
+  const app = await buildServer({
+    runtime, generation: () => generation, adminToken: env.GATEWAY_ADMIN_TOKEN || null,
+    openapiFile: resolve(projectRoot(), 'src/generated/openapi.json'), bodyLimitBytes: gateway.settings.bodyLimitBytes,
+    log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }),
+  });
+  await app.listen({ host: gateway.settings.host, port: gateway.settings.port });
+  const address = app.server.address();
+  const url = `http://${gateway.settings.host}:${typeof address === 'object' && address ? address.port : gateway.settings.port}`;
+
+  const sweeper = CronJob.from({
+    cronTime: cronEvery(gateway.settings.sweepIntervalMs), start: true,
+    onTick: async () => {
+      const released = await ledger.sweepExpiredHolds().catch((e: unknown) => { log('hold sweep failed', { error: String(e) }); return 0; });
+      if (released > 0) log('released expired holds', { released });
+    },
+  });
+  await ledger.sweepExpiredHolds();
+
+  const reload = async (): Promise<ManifestError | null> => {
+    try {
+      const next = await loadGateway(configFile);
+      const compiled = await compileGateway(next, { env, simulatorUrl: await simulatorFor(next) });
+      raw = next; gateway = compiled; generation = buildGeneration(compiled, runtime);
+      log('configuration reloaded', { routes: compiled.routes.length, offerings: compiled.offerings.size });
+      return null;
+    } catch (error) {
+      if (!(error instanceof ManifestError)) throw error;
+      log('configuration refused; the previous one keeps serving', { error: error.message });
+      return error;
+    }
+  };
+  let watcher: ConfigWatcher | null = null;
+  if (opts.watch) {
+    const includes = [raw.config.includes?.routes ?? 'routes', raw.config.includes?.providers ?? 'providers'];
+    watcher = await watchConfig(raw.root, includes, async () => { await reload(); });
+  }
+
+  return {
+    url, app, db, runtime, generation: () => generation, reload,
+    get simulator() { return simulator; },
+    async close() {
+      watcher?.close();
+      await sweeper.stop();
+      await app.close();
+      await runtime.upstream.close();
+      await (simulator as Simulator | null)?.close();
+      await db.close();
+    },
+  };
+}

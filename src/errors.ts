@@ -1,0 +1,55 @@
+/**
+ * The one error table (spec section 7). Every client-facing error has a stable snake_case code, an
+ * HTTP status, an error type for the client format's body, and whether its message is safe to show.
+ * Formats render a GatewayError into their own body shape (src/formats/<id>/errors.ts).
+ */
+
+/** Error type families, mapped by each format to its own vocabulary. */
+export type ErrorKind =
+  | 'invalid_request' | 'authentication' | 'payment' | 'not_found' | 'rate_limit'
+  | 'upstream' | 'timeout' | 'internal' | 'too_large';
+
+interface ErrorSpec { status: number; kind: ErrorKind; }
+
+/** Stable codes; a code never changes its meaning. */
+export const ERROR_TABLE = {
+  invalid_request: { status: 400, kind: 'invalid_request' },
+  invalid_json: { status: 400, kind: 'invalid_request' },
+  unsupported_parameter: { status: 400, kind: 'invalid_request' },
+  model_not_found: { status: 400, kind: 'invalid_request' },
+  model_not_available: { status: 400, kind: 'invalid_request' },
+  invalid_api_key: { status: 401, kind: 'authentication' },
+  insufficient_balance: { status: 402, kind: 'payment' },
+  not_found: { status: 404, kind: 'not_found' },
+  payload_too_large: { status: 413, kind: 'too_large' },
+  rate_limited: { status: 429, kind: 'rate_limit' },
+  upstream_rate_limited: { status: 429, kind: 'rate_limit' },
+  internal_error: { status: 500, kind: 'internal' },
+  upstream_error: { status: 502, kind: 'upstream' },
+  upstream_unavailable: { status: 503, kind: 'upstream' },
+  upstream_timeout: { status: 504, kind: 'timeout' },
+} as const satisfies Record<string, ErrorSpec>;
+
+/** One of the codes in ERROR_TABLE. */
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/** An error the gateway answers with; `message` must be safe to show (never a secret or a stack). */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly kind: ErrorKind;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: { param?: string | null; status?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.status = extra.status ?? ERROR_TABLE[code].status;
+    this.kind = ERROR_TABLE[code].kind;
+  }
+}
+
+/** Wraps anything thrown into a GatewayError; unknown errors become a generic 500 with no detail. */
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('internal_error', 'The gateway failed to process the request.');
+}

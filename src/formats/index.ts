@@ -1,0 +1,17 @@
+/** Registry of client formats by id. A new wire format is one folder here. */
+import { openaiChatFormat } from './openai-chat/index.js';
+import type { ClientFormat } from './types.js';
+
+const FORMATS = new Map<string, ClientFormat>([[openaiChatFormat.id, openaiChatFormat]]);
+
+/** The client format with this id; throws for an id no route should be able to name. */
+export function clientFormat(id: string): ClientFormat {
+  const format = FORMATS.get(id);
+  if (!format) throw new Error(`unknown client format "${id}"`);
+  return format;
+}
+
+/** Ids of every known client format (checked by config compile). */
+export function formatIds(): string[] {
+  return [...FORMATS.keys()];
+}

@@ -1,0 +1,35 @@
+/** The chat-completions client format (spec 4.1): `{error:{message,type,code,param}}`, `data:` SSE ending in `[DONE]`. */
+import type { ErrorKind, GatewayError } from '../../errors.js';
+import { countChatPromptTokens } from '../../tokenize.js';
+import { formatSse } from '../../translate/sse.js';
+import type { ClientFormat } from '../types.js';
+
+const ERROR_TYPES: Record<ErrorKind, string> = {
+  invalid_request: 'invalid_request_error',
+  authentication: 'authentication_error',
+  payment: 'insufficient_balance',
+  not_found: 'not_found_error',
+  rate_limit: 'rate_limit_error',
+  upstream: 'server_error',
+  timeout: 'server_error',
+  internal: 'server_error',
+  too_large: 'invalid_request_error',
+};
+
+function errorBody(error: GatewayError): Record<string, unknown> {
+  return { error: { message: error.message, type: ERROR_TYPES[error.kind], code: error.code, param: error.extra.param ?? null } };
+}
+
+/** The openai-chat client format. */
+export const openaiChatFormat: ClientFormat = {
+  id: 'openai-chat',
+  errorBody,
+  // The official SDKs raise an APIError for a `data:` event that carries an `error` object.
+  streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error))),
+  streamDoneFrame: 'data: [DONE]\n\n',
+  estimateInputTokens: (body) => countChatPromptTokens(body.messages as unknown[], body.tools as unknown[] | undefined),
+  requestedMaxOutput: (body) => {
+    const value = body.max_completion_tokens ?? body.max_tokens;
+    return typeof value === 'number' ? value : null;
+  },
+};

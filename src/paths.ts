@@ -1,0 +1,19 @@
+/** Where the project's own files are, from src/ or from the compiled dist/src/. */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let cached: string | null = null;
+
+/** The folder holding package.json. */
+export function projectRoot(): string {
+  if (cached) return cached;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+  cached = dir;
+  return dir;
+}

@@ -1,0 +1,40 @@
+/** Per-request state: one typed object, a field group per stage (DESIGN.md "Contracts worth keeping"). */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute } from '../config/types.js';
+import type { ClientFormat } from '../formats/types.js';
+import type { TokenUsage, Translator } from '../translate/types.js';
+
+/** What the forward stage observed, for the meter stage to price. */
+export interface ForwardOutcome {
+  /** `full`: a complete answer; `partial`: content reached the client, then the stream ended abnormally; `none`: nothing billable. */
+  delivery: 'full' | 'partial' | 'none';
+  /** Usage the upstream reported, or null. */
+  reported: TokenUsage | null;
+  /** Text delivered to the client, counted with the tokenizer when nothing was reported. */
+  deliveredText: string;
+}
+
+/** The state of one request through the pipeline. */
+export interface RequestContext {
+  readonly requestId: string;
+  readonly gateway: CompiledGateway;
+  readonly route: CompiledRoute;
+  readonly format: ClientFormat;
+  readonly req: FastifyRequest;
+  readonly reply: FastifyReply;
+  readonly params: Record<string, string>;
+  /** Aborted when the client goes away; forwards abort the upstream with it. */
+  readonly clientGone: AbortController;
+  auth: { accountId: string; keyId: string } | null;
+  body: Record<string, unknown>;
+  stream: boolean;
+  model: { offering: CompiledOffering; provider: CompiledProvider } | null;
+  translation: { translator: Translator; upstreamBody: Record<string, unknown> } | null;
+  hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean } | null;
+  outcome: ForwardOutcome | null;
+  /** True once any byte of the answer was written to the client. */
+  started: boolean;
+}
+
+/** A compiled stage handler; absent stages compile to null and cost nothing per request. */
+export type StageHandler = (ctx: RequestContext) => Promise<void> | void;

@@ -1,0 +1,81 @@
+/**
+ * Forwards a streaming proxy request: upstream SSE -> the one parser -> the translator's state
+ * machine -> the client's framing, with back-pressure. The SSE head is written lazily at the first
+ * frame, so an upstream that fails before any content still gets a proper HTTP error, and a client
+ * that leaves before the first byte pays nothing. What happened is recorded for the meter stage.
+ */
+import { GatewayError } from '../../errors.js';
+import { SseParser } from '../../translate/sse.js';
+import type { StreamTranslator } from '../../translate/types.js';
+import { transportError } from '../../upstream/client.js';
+import type { RequestContext } from '../context.js';
+import type { Runtime } from '../stage.js';
+import { sendUpstream } from './json.js';
+
+function startSse(ctx: RequestContext): void {
+  ctx.reply.hijack();
+  ctx.reply.raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive',
+    'x-request-id': ctx.requestId,
+  });
+  ctx.started = true;
+}
+
+/** Writes frames to the client, waiting for drain (or for the client to leave). */
+export async function writeFrames(ctx: RequestContext, text: string): Promise<void> {
+  if (!ctx.started) startSse(ctx);
+  const raw = ctx.reply.raw;
+  if (raw.destroyed || raw.write(text)) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => { raw.off('drain', done); ctx.clientGone.signal.removeEventListener('abort', done); resolve(); };
+    raw.once('drain', done);
+    ctx.clientGone.signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+type StreamEnd = { kind: 'done' } | { kind: 'error'; error: GatewayError } | { kind: 'client_gone' };
+
+async function pump(ctx: RequestContext, body: AsyncIterable<Buffer>, translator: StreamTranslator): Promise<StreamEnd> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of body) {
+      for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
+        const step = translator.push(event);
+        if (step.frames.length > 0) await writeFrames(ctx, step.frames.join(''));
+        if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+        if (step.error) return { kind: 'error', error: step.error };
+        if (step.done) return { kind: 'done' };
+      }
+    }
+  } catch (error) {
+    if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+    return { kind: 'error', error: transportError(error) };
+  }
+  if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+  return { kind: 'error', error: new GatewayError('upstream_error', 'The upstream stream ended before it completed.') };
+}
+
+/** The streaming path. */
+export async function forwardStream(ctx: RequestContext, runtime: Runtime): Promise<void> {
+  ctx.outcome = { delivery: 'none', reported: null, deliveredText: '' };
+  let response;
+  try {
+    response = await sendUpstream(ctx, runtime);
+  } catch (error) {
+    if (ctx.clientGone.signal.aborted) return;
+    throw error;
+  }
+  const translator = ctx.translation!.translator.stream(ctx.model!.offering.id);
+  const end = await pump(ctx, response.body, translator);
+  if (!response.body.destroyed) response.body.destroy();
+  const delivered = translator.deliveredText();
+  const reported = translator.usage();
+  const produced = ctx.started && (delivered.length > 0 || reported !== null);
+  ctx.outcome = { delivery: end.kind === 'done' ? 'full' : produced ? 'partial' : 'none', reported, deliveredText: delivered };
+  if (end.kind === 'client_gone') return;
+  if (end.kind === 'error' && !ctx.started) throw end.error;
+  const tail = end.kind === 'done' ? ctx.format.streamDoneFrame ?? '' : ctx.format.streamErrorFrame(end.error);
+  if (!ctx.started) startSse(ctx);
+  ctx.reply.raw.end(tail);
+}

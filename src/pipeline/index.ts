@@ -1,0 +1,76 @@
+/**
+ * The generic runtime: six stages in a fixed order, auth -> validate -> rate-limit -> translate ->
+ * forward -> meter, compiled once per route. One error path renders every failure in the client's
+ * format and guarantees that a reservation is never left open by a failed request.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CompiledGateway, CompiledRoute } from '../config/types.js';
+import { GatewayError, toGatewayError } from '../errors.js';
+import { clientFormat } from '../formats/index.js';
+import type { RequestContext, StageHandler } from './context.js';
+import type { Runtime, Stage } from './stage.js';
+import { authStage } from './stages/auth.js';
+import { forwardStage } from './stages/forward.js';
+import { meterStage } from './stages/meter.js';
+import { rateLimitStage } from './stages/rate-limit.js';
+import { translateStage } from './stages/translate.js';
+import { validateStage } from './stages/validate.js';
+
+/** The fixed stage order. */
+export const STAGES: readonly Stage[] = [authStage, validateStage, rateLimitStage, translateStage, forwardStage, meterStage];
+
+/** A route ready to serve: its present stages, compiled. */
+export interface CompiledPipeline { route: CompiledRoute; handlers: StageHandler[]; stageNames: string[]; }
+
+/** Compiles every stage for a route; absent stages are dropped. */
+export function compilePipeline(route: CompiledRoute, runtime: Runtime): CompiledPipeline {
+  const handlers: StageHandler[] = [];
+  const stageNames: string[] = [];
+  for (const stage of STAGES) {
+    const handler = stage.compile(route, runtime);
+    if (handler) { handlers.push(handler); stageNames.push(stage.name); }
+  }
+  return { route, handlers, stageNames };
+}
+
+/** A fresh request id: `req_` and 24 hex characters. */
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+async function sendError(ctx: RequestContext, error: GatewayError): Promise<void> {
+  if (ctx.started) {
+    if (!ctx.reply.raw.writableEnded && !ctx.reply.raw.destroyed) ctx.reply.raw.end(ctx.format.streamErrorFrame(error));
+    return;
+  }
+  if (ctx.clientGone.signal.aborted) return;
+  for (const [name, value] of Object.entries(error.extra.headers ?? {})) ctx.reply.header(name, value);
+  await ctx.reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(ctx.format.errorBody(error));
+}
+
+/** Runs one request through a compiled pipeline. */
+export async function runPipeline(
+  pipeline: CompiledPipeline, gateway: CompiledGateway, runtime: Runtime,
+  req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, onError: (error: unknown) => void,
+): Promise<void> {
+  const ctx: RequestContext = {
+    requestId: newRequestId(), gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
+    req, reply, params, clientGone: new AbortController(), auth: null, body: {}, stream: false,
+    model: null, translation: null, hold: null, outcome: null, started: false,
+  };
+  reply.header('x-request-id', ctx.requestId);
+  reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });
+  try {
+    for (const handler of pipeline.handlers) await handler(ctx);
+  } catch (error) {
+    if (!(error instanceof GatewayError)) onError(error);
+    await sendError(ctx, toGatewayError(error)).catch(onError);
+  } finally {
+    // A failure anywhere before settlement gives the reservation back: nothing is charged.
+    if (ctx.hold?.open) {
+      ctx.hold.open = false;
+      await runtime.ledger.release(ctx.hold.id).catch(onError);
+    }
+  }
+}

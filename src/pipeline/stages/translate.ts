@@ -1,0 +1,17 @@
+/** Stage 4, translate: picks the `<client>--<upstream>` translator and builds the upstream body. */
+import { createTranslator } from '../../translate/registry.js';
+import type { Stage } from '../stage.js';
+
+/** Translates proxy routes' requests. */
+export const translateStage: Stage = {
+  name: 'translate',
+  compile: (route) => {
+    if (route.manifest.handler !== 'proxy') return null;
+    const clientFormat = route.manifest.format;
+    return (ctx) => {
+      const { offering, provider } = ctx.model!;
+      const translator = createTranslator(clientFormat, provider.format, ctx.body, offering.id);
+      ctx.translation = { translator, upstreamBody: translator.request(ctx.body, offering) };
+    };
+  },
+};

@@ -1,0 +1,60 @@
+/**
+ * Stage 2, validate: the request body against the route's wire schema (compiled at boot), then the
+ * model against the live catalogue (spec 4.17: model_not_found, model_not_available).
+ */
+import type { ErrorObject } from 'ajv';
+import { GatewayError } from '../../errors.js';
+import type { RequestContext } from '../context.js';
+import type { Stage } from '../stage.js';
+
+function schemaMessage(error: ErrorObject): { message: string; param: string | null } {
+  const param = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : null;
+  if (error.keyword === 'required') {
+    const missing = String(error.params.missingProperty);
+    return { message: `Missing required parameter: '${param ? `${param}.` : ''}${missing}'.`, param: param ? `${param}.${missing}` : missing };
+  }
+  return { message: `Invalid '${param ?? 'body'}': ${error.message ?? 'invalid value'}.`, param };
+}
+
+/** Resolves `body.model` to an offering this route serves. */
+export function resolveModel(ctx: RequestContext): void {
+  const id = ctx.body.model;
+  if (typeof id !== 'string') throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
+  const offering = ctx.gateway.offerings.get(id);
+  if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" does not exist; refresh the catalogue.`, { param: 'model' });
+  if (offering.availability !== 'available') {
+    const state = offering.availability === 'coming_soon' ? 'coming soon' : 'unavailable';
+    throw new GatewayError('model_not_available', `The model "${id}" is ${state}; refresh the catalogue.`, { param: 'model' });
+  }
+  if (!ctx.route.serviceTypes.has(offering.serviceType)) {
+    throw new GatewayError('model_not_available', `The model "${id}" is a ${offering.serviceType} model and is not served by ${ctx.route.manifest.path}.`, { param: 'model' });
+  }
+  const provider = ctx.gateway.providers.get(offering.providerId)!;
+  ctx.model = { offering, provider };
+}
+
+/** Validates bodies of routes that declare a request schema; resolves the model on proxy routes. */
+export const validateStage: Stage = {
+  name: 'validate',
+  compile: (route) => {
+    const validate = route.validateRequest;
+    if (!validate) return null;
+    const pointer = route.streamPointer;
+    const proxy = route.manifest.handler === 'proxy';
+    return (ctx) => {
+      const body = ctx.req.body;
+      if (!body || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+      if (!validate(body)) {
+        const { message, param } = schemaMessage(validate.errors![0]!);
+        throw new GatewayError('invalid_request', message, { param });
+      }
+      ctx.body = body as Record<string, unknown>;
+      if (pointer) {
+        let value: unknown = body;
+        for (const key of pointer) value = (value as Record<string, unknown> | undefined)?.[key];
+        ctx.stream = value === true;
+      }
+      if (proxy) resolveModel(ctx);
+    };
+  },
+};

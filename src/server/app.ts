@@ -1,0 +1,64 @@
+/**
+ * The HTTP server: fastify with one catch-all entry into the generic pipeline (routes come from the
+ * current generation, so hot reload can add, change or remove routes), plus the gateway's own
+ * endpoints: the public catalogue, the OpenAPI document, health, and the admin API.
+ */
+import { readFile } from 'node:fs/promises';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { registerAdminRoutes } from '../admin/routes.js';
+import { GatewayError } from '../errors.js';
+import { clientFormat } from '../formats/index.js';
+import { runPipeline } from '../pipeline/index.js';
+import type { Runtime } from '../pipeline/stage.js';
+import { catalogBody } from './catalog.js';
+import type { Generation } from './generation.js';
+
+/** What the server needs: the current generation (swappable) and the long-lived services. */
+export interface ServerDeps {
+  runtime: Runtime;
+  generation(): Generation;
+  adminToken: string | null;
+  openapiFile: string;
+  bodyLimitBytes: number;
+  log: (message: string, error?: unknown) => void;
+}
+
+function errorFormatFor(deps: ServerDeps, req: FastifyRequest): ReturnType<typeof clientFormat> {
+  const found = deps.generation().match(req.method, req.url.split('?')[0]!);
+  return clientFormat(found?.pipeline.route.manifest.format ?? 'openai-chat');
+}
+
+function bodyError(error: FastifyError): GatewayError {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new GatewayError('payload_too_large', 'The request body is too large.');
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new GatewayError('invalid_request', 'Unsupported Content-Type; send application/json.');
+  if (error.statusCode && error.statusCode < 500) return new GatewayError('invalid_json', 'The request body is not valid JSON.');
+  return new GatewayError('internal_error', 'The gateway failed to process the request.');
+}
+
+async function dispatch(deps: ServerDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const generation = deps.generation();
+  const found = generation.match(req.method, req.url.split('?')[0]!);
+  if (!found) {
+    const error = new GatewayError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`);
+    await reply.code(404).send(clientFormat('openai-chat').errorBody(error));
+    return;
+  }
+  await runPipeline(found.pipeline, generation.gateway, deps.runtime, req, reply, found.params, (e) => deps.log('request failed', e));
+}
+
+/** Builds the fastify app (not yet listening). */
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true, forceCloseConnections: true });
+  app.setErrorHandler(async (error: FastifyError, req, reply) => {
+    const gatewayError = bodyError(error);
+    if (gatewayError.status >= 500) deps.log('unhandled error', error);
+    await reply.code(gatewayError.status).send(errorFormatFor(deps, req).errorBody(gatewayError));
+  });
+  const openapi = await readFile(deps.openapiFile, 'utf8');
+  app.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
+  app.get('/api/public/catalog', async () => catalogBody(deps.generation().gateway));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken });
+  app.route({ method: ['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], url: '/*', handler: (req, reply) => dispatch(deps, req, reply) });
+  return app;
+}

@@ -1,0 +1,21 @@
+/**
+ * GET /api/public/catalog (spec 4.17): unauthenticated; every enabled offering with its service
+ * type, availability and customer prices as decimal USD strings for `per` units of `unit`.
+ */
+import type { CompiledGateway, CompiledOffering } from '../config/types.js';
+
+function entry(o: CompiledOffering): Record<string, unknown> {
+  return {
+    id: o.id,
+    provider: o.providerId,
+    service_type: o.serviceType,
+    availability: o.availability,
+    // Token prices are USD per `per` tokens; tool prices (e.g. web_search) sit beside them, USD per call.
+    billing: { unit: o.billing.unit, per: Number(o.billing.per), prices: { ...o.billing.priceText, ...o.billing.toolText } },
+  };
+}
+
+/** The public catalogue body. */
+export function catalogBody(gateway: CompiledGateway): Record<string, unknown> {
+  return { object: 'list', data: [...gateway.offerings.values()].filter((o) => o.enabled).map(entry) };
+}

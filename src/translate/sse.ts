@@ -1,0 +1,72 @@
+/**
+ * The one server-sent-events parser (WHATWG "event stream interpretation"). Incremental: feed it
+ * decoded text in arbitrary pieces; it yields complete events. Lines end in LF, CRLF or CR; `data`
+ * lines of one event are joined with LF; comment lines (":") are ignored.
+ */
+
+/** One dispatched event. `event` is absent when the stream did not name one. */
+export interface SseEvent { event?: string; data: string; id?: string; }
+
+/** Incremental parser; one per stream. */
+export class SseParser {
+  private buffer = '';
+  private data: string[] = [];
+  private event: string | undefined;
+  private id: string | undefined;
+  private pendingCr = false;
+
+  /** Feeds text; returns the events completed by it. */
+  push(text: string): SseEvent[] {
+    const events: SseEvent[] = [];
+    let chunk = text;
+    if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
+    this.pendingCr = false;
+    this.buffer += chunk;
+    let start = 0;
+    for (let i = 0; i < this.buffer.length; i++) {
+      const c = this.buffer.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      this.line(this.buffer.slice(start, i), events);
+      if (c === 13) {
+        if (i + 1 === this.buffer.length) this.pendingCr = true;
+        else if (this.buffer.charCodeAt(i + 1) === 10) i++;
+      }
+      start = i + 1;
+    }
+    this.buffer = this.buffer.slice(start);
+    return events;
+  }
+
+  /** True when a partial event or line is buffered (a stream cut mid-event). */
+  get hasPartial(): boolean {
+    return this.buffer.length > 0 || this.data.length > 0;
+  }
+
+  private line(line: string, out: SseEvent[]): void {
+    if (line === '') {
+      if (this.data.length > 0) {
+        const event: SseEvent = { data: this.data.join('\n') };
+        if (this.event !== undefined) event.event = this.event;
+        if (this.id !== undefined) event.id = this.id;
+        out.push(event);
+      }
+      this.data = [];
+      this.event = undefined;
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+    else if (field === 'id' && !value.includes('\0')) this.id = value;
+  }
+}
+
+/** Frames one event for the wire: `event:` line when named, one `data:` line per line of data. */
+export function formatSse(data: string, event?: string): string {
+  const head = event ? `event: ${event}\n` : '';
+  return `${head}data: ${data.split('\n').join('\ndata: ')}\n\n`;
+}

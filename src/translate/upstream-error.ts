@@ -1,0 +1,34 @@
+/**
+ * Maps an upstream error answer to the gateway's error table, for any translator: the client sees a
+ * stable code; only a 4xx request error's own message is shown (it describes the client's request),
+ * never the upstream's authentication text, which can echo a credential.
+ */
+import { GatewayError } from '../errors.js';
+
+/** The upstream's own message from a body of shape `{error:{message}}` or `{message}`, if any. */
+export function upstreamMessage(body: unknown): string | null {
+  if (!body || typeof body !== 'object') return null;
+  const error = (body as { error?: unknown }).error;
+  const source = error && typeof error === 'object' ? error : body;
+  const message = (source as { message?: unknown }).message;
+  return typeof message === 'string' ? message.slice(0, 2000) : null;
+}
+
+/** The GatewayError for an upstream status; a 429 keeps its retry-after. */
+export function mapUpstreamError(status: number, body: unknown, headers: Record<string, string>): GatewayError {
+  if (status === 429) {
+    const retry: Record<string, string> = {};
+    if (headers['retry-after']) retry['retry-after'] = headers['retry-after'];
+    if (headers['retry-after-ms']) retry['retry-after-ms'] = headers['retry-after-ms'];
+    return new GatewayError('upstream_rate_limited', 'The upstream provider is rate limiting requests; retry later.', { headers: retry });
+  }
+  if (status === 401 || status === 403) {
+    return new GatewayError('upstream_error', 'The upstream provider refused the gateway\'s credentials.');
+  }
+  if (status >= 400 && status < 500) {
+    const message = upstreamMessage(body) ?? `The upstream provider rejected the request (HTTP ${status}).`;
+    const param = (body as { error?: { param?: unknown } } | null)?.error?.param;
+    return new GatewayError('invalid_request', message, { param: typeof param === 'string' ? param : null, status: status === 404 ? 400 : status });
+  }
+  return new GatewayError('upstream_error', `The upstream provider failed (HTTP ${status}).`);
+}

@@ -1,0 +1,66 @@
+/**
+ * Sends requests to upstreams over one undici Pool per origin and timeout set. Transport failures
+ * become GatewayErrors (refused: 503, timeouts: 504) so no provider-specific code is needed here.
+ */
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { CompiledProvider } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import { authHeaders } from './auth.js';
+
+/** An upstream answer whose body has not been read yet. */
+export interface UpstreamResponse { status: number; headers: Record<string, string>; body: Dispatcher.ResponseData['body']; }
+
+function flatHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+/** Maps a transport error from undici to the gateway's error table. */
+export function transportError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
+    return new GatewayError('upstream_timeout', 'The upstream provider did not answer in time.');
+  }
+  if (error instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', 'The upstream provider stopped sending.');
+  return new GatewayError('upstream_unavailable', 'The upstream provider could not be reached.');
+}
+
+/** Connection pools to every upstream origin. */
+export class UpstreamClient {
+  private readonly pools = new Map<string, Pool>();
+
+  private pool(provider: CompiledProvider, origin: string): Pool {
+    const t = provider.timeouts;
+    const key = `${origin}|${t.connectMs}|${t.headersMs}|${t.idleMs}`;
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = new Pool(origin, { connect: { timeout: t.connectMs }, headersTimeout: t.headersMs, bodyTimeout: t.idleMs, keepAliveTimeout: 30_000, pipelining: 1 });
+      this.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /** POSTs (or GETs) a JSON body to one of the provider's operations. */
+  async send(provider: CompiledProvider, operation: string, body: unknown, signal: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
+    const op = provider.operations[operation];
+    if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
+    const url = new URL(provider.baseUrl + op.path);
+    try {
+      const response = await this.pool(provider, url.origin).request({
+        method: op.method, path: url.pathname + url.search, signal,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders, ...authHeaders(provider) },
+        body: op.method === 'GET' ? null : JSON.stringify(body),
+      });
+      return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
+    } catch (error) {
+      throw transportError(error);
+    }
+  }
+
+  /** Closes every pool. */
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
+    this.pools.clear();
+  }
+}
