@@ -1,0 +1,244 @@
+/**
+ * The simulator's deterministic chat-completions logic: request validation, the answer (text or one
+ * tool call), usage, and the OpenAI JSON / stream-chunk shapes. No I/O; answers are memoised by body.
+ */
+import { createHash } from 'node:crypto';
+import { countChatPromptTokens, countTextTokens } from '../tokenize.js';
+
+/** The request fields the simulator looks at. */
+export interface SimChatRequest {
+  model: string;
+  messages: unknown[];
+  tools?: unknown[];
+  tool_choice?: unknown;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean } | null;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  prompt_cache_key?: string;
+}
+
+/** An OpenAI-style 400 reason. */
+export interface SimRequestError { message: string; param: string | null; code: string | null }
+
+/** Usage exactly as the simulator reports it. */
+export interface SimUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+  completion_tokens_details: { reasoning_tokens: number };
+}
+
+/** A computed answer, shared by the JSON and the stream encodings. */
+export interface SimAnswer {
+  id: string;
+  created: number;
+  model: string;
+  /** Text reply split into stream pieces (each word with its leading whitespace); empty for tool calls. */
+  words: string[];
+  content: string | null;
+  toolCall: { id: string; name: string; arguments: string } | null;
+  finishReason: 'stop' | 'length' | 'tool_calls';
+  usage: SimUsage;
+}
+
+/** Output budget when the client sets none. */
+export const DEFAULT_MAX_TOKENS = 24;
+const MAX_OUTPUT_TOKENS = 4096;
+const FILLER = ' lorem';
+const FINGERPRINT = 'fp_sim';
+
+type Rec = Record<string, unknown>;
+const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+const splitWords = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
+
+/** Either a value or an OpenAI-style 400 reason. */
+export type SimResult<T> = { ok: true; value: T } | { ok: false; error: SimRequestError };
+
+/** Validates a parsed chat body minimally, as OpenAI does; returns the request or a 400 reason. */
+export function validateChatRequest(body: unknown): SimResult<SimChatRequest> {
+  const err = (message: string, param: string | null, code: string | null = null) => ({ ok: false as const, error: { message, param, code } });
+  if (!isRecord(body)) return err('The request body must be a JSON object.', null);
+  if (typeof body.model !== 'string' || body.model === '') return err("you must provide a model parameter", 'model');
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) {
+    return err("Invalid 'messages': expected a non-empty array.", 'messages', 'empty_array');
+  }
+  for (const [i, m] of messages.entries()) {
+    if (!isRecord(m) || typeof m.role !== 'string') return err(`Invalid 'messages[${i}]': expected an object with a role.`, `messages[${i}]`);
+  }
+  for (const key of ['max_tokens', 'max_completion_tokens'] as const) {
+    const v = body[key];
+    if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v) && v >= 1)) {
+      return err(`Invalid '${key}': expected an integer >= 1.`, key, 'integer_below_min_value');
+    }
+  }
+  if (body.tools !== undefined && body.tools !== null && !Array.isArray(body.tools)) return err("Invalid 'tools': expected an array.", 'tools');
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') return err("Invalid 'stream': expected a boolean.", 'stream');
+  return { ok: true, value: body as unknown as SimChatRequest };
+}
+
+/** Plain text of a message content: a string or the text parts of a content array. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.filter((p): p is Rec => isRecord(p) && p.type === 'text' && typeof p.text === 'string').map((p) => p.text as string).join(' ');
+}
+
+/** A deterministic value satisfying a JSON-schema property (required properties of objects are filled in). */
+function sampleValue(schema: unknown, depth = 0): unknown {
+  if (!isRecord(schema)) return 'sim';
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'number': case 'integer': return 1;
+    case 'boolean': return true;
+    case 'array': return [];
+    case 'null': return null;
+    case 'object': return depth < 8 ? sampleObject(schema, depth + 1) : {};
+    default: return 'sim';
+  }
+}
+
+function sampleObject(schema: Rec, depth: number): Rec {
+  const out: Rec = {};
+  const props = isRecord(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  for (const name of required) if (typeof name === 'string') out[name] = sampleValue(props[name], depth);
+  return out;
+}
+
+/** The function tool to call, null for a text answer, or a 400 reason for an unknown forced tool. */
+function pickTool(req: SimChatRequest): { name: string; parameters: unknown } | null | SimRequestError {
+  const tools = (req.tools ?? []).flatMap((t) =>
+    isRecord(t) && t.type === 'function' && isRecord(t.function) && typeof t.function.name === 'string'
+      ? [{ name: t.function.name, parameters: t.function.parameters }] : []);
+  const last = req.messages[req.messages.length - 1] as Rec;
+  if (tools.length === 0 || req.tool_choice === 'none' || last.role === 'tool') return null;
+  const choice = req.tool_choice;
+  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
+    const forced = choice.function.name;
+    const found = tools.find((t) => t.name === forced);
+    return found ?? { message: `Invalid 'tool_choice': no function named '${forced}' in tools.`, param: 'tool_choice', code: null };
+  }
+  return tools[0]!;
+}
+
+/** The reply text within `budget` tokens, its token count, and whether the budget cut the sentence itself. */
+function replyText(req: SimChatRequest, budget: number): { text: string; tokens: number; cut: boolean } {
+  let user = '';
+  for (let i = req.messages.length - 1; i >= 0; i--) {
+    const m = req.messages[i] as Rec;
+    if (m.role === 'user') { user = contentText(m.content).trim(); break; }
+  }
+  const sentence = splitWords(`This is a simulated reply to: ${Array.from(user).slice(0, 200).join('')}`);
+  const base = sentence.join('');
+  const baseTokens = countTextTokens(base);
+  if (baseTokens <= budget) {
+    // Each filler is its own pre-token, so counts add up; the loop only guards that assumption.
+    for (let fillers = budget - baseTokens; ; fillers--) {
+      const text = base + FILLER.repeat(fillers);
+      const tokens = fillers === 0 ? baseTokens : countTextTokens(text);
+      if (tokens <= budget) return { text, tokens, cut: false };
+    }
+  }
+  let lo = 0;
+  let hi = sentence.length - 1; // largest k whose prefix fits; k = 0 (empty) always does
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (countTextTokens(sentence.slice(0, mid).join('')) <= budget) lo = mid; else hi = mid - 1;
+  }
+  const text = sentence.slice(0, lo).join('');
+  return { text, tokens: countTextTokens(text), cut: true };
+}
+
+/** Recent answers by raw body (benchmarks repeat bodies); `created` is refreshed on every hit. */
+const memo = new Map<string, SimResult<SimAnswer>>();
+const MEMO_ENTRIES = 256;
+const MEMO_MAX_BODY = 16 * 1024;
+
+/** Computes the deterministic answer to a validated request; `rawBody` seeds ids (and keys a small cache). */
+export function answerChat(req: SimChatRequest, rawBody: string): SimResult<SimAnswer> {
+  const hit = memo.get(rawBody);
+  if (hit) return hit.ok ? { ok: true, value: { ...hit.value, created: Math.floor(Date.now() / 1000) } } : hit;
+  const result = computeAnswer(req, rawBody);
+  if (rawBody.length <= MEMO_MAX_BODY) {
+    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+    memo.set(rawBody, result);
+  }
+  return result;
+}
+
+function computeAnswer(req: SimChatRequest, rawBody: string): SimResult<SimAnswer> {
+  const hash = createHash('sha256').update(rawBody).digest('hex');
+  const promptTokens = countChatPromptTokens(req.messages, req.tools ?? undefined);
+  const first = req.messages[0] as Rec;
+  const systemText = first.role === 'system' || first.role === 'developer' ? contentText(first.content) : '';
+  const cachedHit = (typeof req.prompt_cache_key === 'string' && req.prompt_cache_key !== '')
+    || (systemText.length > 1024 && countTextTokens(systemText) > 1024);
+  const base = { id: `chatcmpl-sim${hash.slice(0, 24)}`, created: Math.floor(Date.now() / 1000), model: req.model };
+  const usage = (completion: number): SimUsage => ({
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: promptTokens + completion,
+    prompt_tokens_details: { cached_tokens: cachedHit ? Math.floor(promptTokens / 2) : 0 },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  });
+  const tool = pickTool(req);
+  if (tool !== null && 'message' in tool) return { ok: false, error: tool };
+  if (tool !== null) {
+    const args = JSON.stringify(isRecord(tool.parameters) ? sampleObject(tool.parameters, 0) : {});
+    const toolCall = { id: `call_sim_${hash.slice(24, 48)}`, name: tool.name, arguments: args };
+    const value: SimAnswer = { ...base, words: [], content: null, toolCall, finishReason: 'tool_calls', usage: usage(countTextTokens(tool.name + args)) };
+    return { ok: true, value };
+  }
+  const budget = Math.min(req.max_tokens ?? req.max_completion_tokens ?? DEFAULT_MAX_TOKENS, MAX_OUTPUT_TOKENS);
+  const { text, tokens, cut } = replyText(req, budget);
+  const value: SimAnswer = { ...base, words: splitWords(text), content: text, toolCall: null, finishReason: cut ? 'length' : 'stop', usage: usage(tokens) };
+  return { ok: true, value };
+}
+
+/** The `chat.completion` JSON body; `usage` is left out when `omitUsage`. */
+export function completionBody(a: SimAnswer, omitUsage: boolean): Rec {
+  const toolCalls = a.toolCall
+    ? { tool_calls: [{ id: a.toolCall.id, type: 'function', function: { name: a.toolCall.name, arguments: a.toolCall.arguments } }] }
+    : {};
+  const message = { role: 'assistant', content: a.content, ...toolCalls, refusal: null, annotations: [] };
+  const body: Rec = {
+    id: a.id, object: 'chat.completion', created: a.created, model: a.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: a.finishReason }],
+  };
+  if (!omitUsage) body.usage = a.usage;
+  body.service_tier = 'default';
+  body.system_fingerprint = FINGERPRINT;
+  return body;
+}
+
+/**
+ * Every server-sent event of the stream in order, each framed as `data: {chunk}\n\n` (without the
+ * final `data: [DONE]`): role chunk, content or tool-call chunks, finish chunk, and the usage chunk
+ * when `includeUsage`. Chunks are serialised from a shared prefix, so long streams stay cheap.
+ */
+export function streamEvents(a: SimAnswer, includeUsage: boolean): string[] {
+  const head = JSON.stringify({
+    id: a.id, object: 'chat.completion.chunk', created: a.created, model: a.model, service_tier: 'default', system_fingerprint: FINGERPRINT,
+  }).slice(0, -1);
+  const tail = includeUsage ? ',"usage":null}\n\n' : '}\n\n';
+  const event = (delta: Rec, finish: string | null = null) =>
+    `data: ${head},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${tail}`;
+  const out: string[] = [];
+  if (a.toolCall) {
+    const { id, name, arguments: args } = a.toolCall;
+    out.push(event({ role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }], refusal: null }));
+    const step = Math.max(1, Math.ceil(args.length / 3));
+    for (let i = 0; i < args.length; i += step) out.push(event({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + step) } }] }));
+  } else {
+    out.push(event({ role: 'assistant', content: '', refusal: null }));
+    for (const word of a.words) out.push(event({ content: word }));
+  }
+  out.push(event({}, a.finishReason));
+  if (includeUsage) out.push(`data: ${head},"choices":[],"usage":${JSON.stringify(a.usage)}}\n\n`);
+  return out;
+}

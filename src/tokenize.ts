@@ -1,0 +1,82 @@
+/**
+ * Token counting with the o200k_base encoding (GPT-4o family and later). Used by the gateway for
+ * pre-flight estimates and for billing output when an upstream reports no usage, and by the
+ * simulator for the usage it reports. Only the o200k_base module is imported so that loading stays
+ * cheap (no other encodings' rank tables).
+ */
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+
+/** Special tokens in user text are encoded as ordinary text, never rejected (as the OpenAI API does). */
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
+/** Fixed overhead per message in the chat format (`<|start|>{role}<|message|>...<|end|>`). */
+const TOKENS_PER_MESSAGE = 3;
+/** Extra token when a message carries a `name`. */
+const TOKENS_PER_NAME = 1;
+/** Every reply is primed with `<|start|>assistant<|message|>`. */
+const REPLY_PRIMING = 3;
+
+/** Tokens of a text with the o200k_base encoding; special-token strings count as plain text. */
+export function countTextTokens(text: string): number {
+  if (text.length === 0) return 0;
+  return countTokens(text, PLAIN_TEXT);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Tokens of a message `content`: a string, or an array of parts (text parts by text, others by JSON). */
+function countContentTokens(content: unknown): number {
+  if (content === undefined || content === null) return 0;
+  if (typeof content === 'string') return countTextTokens(content);
+  if (Array.isArray(content)) {
+    let total = 0;
+    for (const part of content) {
+      if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') total += countTextTokens(part.text);
+      else if (typeof part === 'string') total += countTextTokens(part);
+      else total += countTextTokens(JSON.stringify(part) ?? '');
+    }
+    return total;
+  }
+  return countTextTokens(JSON.stringify(content) ?? '');
+}
+
+/** Tokens of an assistant message's `tool_calls` (function name and arguments of each call). */
+function countToolCallTokens(toolCalls: unknown): number {
+  if (!Array.isArray(toolCalls)) return 0;
+  let total = 0;
+  for (const call of toolCalls) {
+    const fn = isRecord(call) && isRecord(call.function) ? call.function : undefined;
+    if (fn === undefined) {
+      total += countTextTokens(JSON.stringify(call) ?? '');
+      continue;
+    }
+    if (typeof fn.name === 'string') total += countTextTokens(fn.name);
+    if (typeof fn.arguments === 'string') total += countTextTokens(fn.arguments);
+  }
+  return total;
+}
+
+/**
+ * Prompt tokens of a chat request as OpenAI counts them: per message 3 tokens + tokens of role,
+ * content (string, or the text parts of a content array; non-text parts count their JSON), name
+ * (+1), and an assistant message's tool calls (name + arguments); +3 for reply priming; plus the
+ * tokens of `JSON.stringify(tools)` when tools are given. Deterministic; never throws on odd input.
+ */
+export function countChatPromptTokens(messages: unknown[], tools?: unknown[]): number {
+  let total = REPLY_PRIMING;
+  for (const message of messages) {
+    total += TOKENS_PER_MESSAGE;
+    if (!isRecord(message)) {
+      total += countTextTokens(JSON.stringify(message) ?? '');
+      continue;
+    }
+    if (typeof message.role === 'string') total += countTextTokens(message.role);
+    total += countContentTokens(message.content);
+    if (typeof message.name === 'string') total += countTextTokens(message.name) + TOKENS_PER_NAME;
+    total += countToolCallTokens(message.tool_calls);
+  }
+  if (Array.isArray(tools) && tools.length > 0) total += countTextTokens(JSON.stringify(tools));
+  return total;
+}
