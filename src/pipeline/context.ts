@@ -34,6 +34,11 @@ export interface RequestContext {
   outcome: ForwardOutcome | null;
   /** True once any byte of the answer was written to the client. */
   started: boolean;
+  /**
+   * The last write of the answer (the JSON body, or a stream's closing frame), held back by forward
+   * and run by the pipeline after the meter stage: an answer completes only once it is billed.
+   */
+  finish: (() => Promise<void> | void) | null;
 }
 
 /** A compiled stage handler; absent stages compile to null and cost nothing per request. */

@@ -36,6 +36,8 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
   const { body, usage, outputText } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id);
   ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText };
-  ctx.started = true;
-  await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
+  ctx.finish = async () => {
+    ctx.started = true;
+    await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
+  };
 }

@@ -77,5 +77,5 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   if (end.kind === 'error' && !ctx.started) throw end.error;
   const tail = end.kind === 'done' ? ctx.format.streamDoneFrame ?? '' : ctx.format.streamErrorFrame(end.error);
   if (!ctx.started) startSse(ctx);
-  ctx.reply.raw.end(tail);
+  ctx.finish = () => { ctx.reply.raw.end(tail); };
 }

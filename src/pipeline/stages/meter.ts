@@ -39,7 +39,9 @@ export const meterStage: Stage = {
     return async (ctx) => {
       const hold = ctx.hold;
       if (!hold || !hold.open) return;
-      const usage = ctx.outcome ? billableUsage(ctx.outcome, hold.inputEstimate) : null;
+      // A client that left before the first byte of the answer pays nothing.
+      const left = ctx.clientGone.signal.aborted && !ctx.started;
+      const usage = ctx.outcome && !left ? billableUsage(ctx.outcome, hold.inputEstimate) : null;
       hold.open = false;
       if (!usage) {
         await runtime.ledger.release(hold.id);

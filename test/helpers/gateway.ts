@@ -1,0 +1,59 @@
+/**
+ * Starts a real gateway for a test: fastify on a free port, the built-in simulator as upstream, and
+ * the store of the vitest project (in-memory PGlite, or a fresh PostgreSQL database).
+ */
+import { request } from 'undici';
+import { startGateway, type RunningGateway } from '../../src/boot.js';
+import { parseUsd } from '../../src/money.js';
+import type { Simulator } from '../../src/sim/server.js';
+import { openTestDb } from './db.js';
+
+/** The admin token every test gateway is started with. */
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** A started test gateway and helpers around it. */
+export interface TestGateway {
+  gw: RunningGateway;
+  url: string;
+  sim: Simulator;
+  /** Creates an account with a key through the ledger. */
+  account(balanceUsd: string, creditLimitUsd?: string): Promise<{ id: string; key: string }>;
+  /** Sets a simulator fault (POST /__sim/faults). */
+  fault(fault: Record<string, unknown>, model?: string): Promise<void>;
+  /** Clears simulator faults. */
+  clearFaults(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** Boots a gateway with the project's manifests (or `configFile`) and test-friendly settings. */
+export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: (message: string) => void } = {}): Promise<TestGateway> {
+  const store = await openTestDb();
+  const env: Record<string, string> = {
+    PORT: '0', SIM_PORT: '0', GATEWAY_DATA_DIR: ':memory:', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+    ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+    ...opts.env,
+  };
+  // PGlite tests run the gateway on its own in-memory store; the test store only proves the setup works.
+  if (!store.databaseUrl) await store.dispose();
+  const gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log });
+  const sim = gw.simulator!;
+  const simCall = async (method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<void> => {
+    const res = await request(`${sim.url}${path}`, { method, body: body ? JSON.stringify(body) : undefined, headers: { 'content-type': 'application/json' } });
+    await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`simulator ${path} answered ${res.statusCode}`);
+  };
+  return {
+    gw, url: gw.url, sim,
+    async account(balanceUsd, creditLimitUsd = '0') {
+      const { id } = await gw.runtime.ledger.createAccount({ balanceNano: parseUsd(balanceUsd), creditLimitNano: parseUsd(creditLimitUsd) });
+      const { key } = await gw.runtime.ledger.createKey(id);
+      return { id, key };
+    },
+    fault: (fault, model) => simCall('POST', '/__sim/faults', { ...(model ? { model } : {}), fault }),
+    clearFaults: () => simCall('DELETE', '/__sim/faults'),
+    async dispose() {
+      await gw.close();
+      if (store.databaseUrl) await store.dispose();
+    },
+  };
+}
