@@ -1,0 +1,76 @@
+/**
+ * API keys. A key is shown once at creation; the store keeps only its SHA-256 digest, so a leaked
+ * database does not leak usable keys. Authentication looks the digest up (unique index).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Queryable, Db } from '../store/db.js';
+import { randomId } from './ids.js';
+import { LedgerError } from './types.js';
+
+const KEY_PREFIX = 'gw-';
+
+/** 'gw-' + base64url of 32 random bytes (crypto.randomBytes). */
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** hex SHA-256 of the whole key string. */
+export function digestKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Inserts a new key for an existing account; returns null when the account does not exist. */
+async function insertKey(q: Queryable, accountId: string): Promise<{ id: string; key: string } | null> {
+  const id = randomId('key_');
+  const key = generateKey();
+  const rows = await q.query(
+    'INSERT INTO api_keys (id, account_id, digest) SELECT $1, a.id, $3 FROM accounts a WHERE a.id = $2 RETURNING id',
+    [id, accountId, digestKey(key)],
+  );
+  return rows.length ? { id, key } : null;
+}
+
+/** Creates a key for an account; LedgerError not_found if the account does not exist. */
+export async function createKey(db: Db, accountId: string): Promise<{ id: string; key: string }> {
+  const created = await insertKey(db, accountId);
+  if (!created) throw new LedgerError('not_found', `account ${accountId} not found`);
+  return created;
+}
+
+/** Revokes a live key and issues a new one (new id) for the same account, in one transaction. */
+export async function rotateKey(db: Db, keyId: string): Promise<{ id: string; key: string }> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.query<{ account_id: string }>(
+      'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING account_id',
+      [keyId],
+    );
+    const row = rows[0];
+    if (!row) throw new LedgerError('not_found', `key ${keyId} not found or already revoked`);
+    const created = await insertKey(tx, row.account_id);
+    if (!created) throw new LedgerError('not_found', `account ${row.account_id} not found`);
+    return created;
+  });
+}
+
+/** Revokes a key (idempotent for an already revoked key); not_found if unknown. */
+export async function deleteKey(db: Db, keyId: string): Promise<void> {
+  const rows = await db.query(
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id',
+    [keyId],
+  );
+  if (!rows.length) throw new LedgerError('not_found', `key ${keyId} not found`);
+}
+
+/** Finds the live key with this digest; null for unknown, malformed or revoked keys. */
+export async function authenticate(
+  db: Db,
+  key: string,
+): Promise<{ accountId: string; keyId: string } | null> {
+  if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
+  const rows = await db.query<{ id: string; account_id: string }>(
+    'SELECT id, account_id FROM api_keys WHERE digest = $1 AND revoked_at IS NULL',
+    [digestKey(key)],
+  );
+  const row = rows[0];
+  return row ? { accountId: row.account_id, keyId: row.id } : null;
+}

@@ -1,0 +1,144 @@
+/**
+ * The ledger: accounts, keys, holds, usage rows, refunds and reconciliation over one Db (PGlite or
+ * PostgreSQL). Money is integer nano-USD bigint throughout; every money movement is one guarded
+ * statement or one transaction, safe under concurrent callers and across gateway replicas.
+ */
+import type { Db, Queryable } from '../store/db.js';
+import { randomId } from './ids.js';
+import * as holds from './holds.js';
+import * as keys from './keys.js';
+import { reconcile } from './reconcile.js';
+import * as usage from './usage.js';
+import { LedgerError, toBig, type AccountView, type ReconcileLine, type UsageRow, type UsageRowInput } from './types.js';
+
+export { LedgerError, type AccountView, type ReconcileLine, type UsageRow, type UsageRowInput } from './types.js';
+
+const ACCOUNT_VIEW = `
+SELECT a.id, a.balance_nano, a.credit_limit_nano, a.held_nano,
+  (SELECT count(*) FROM holds h WHERE h.account_id = a.id AND h.closed_at IS NULL)::int AS open_holds
+FROM accounts a WHERE a.id = $1`;
+
+interface AccountRow {
+  id: string;
+  balance_nano: unknown;
+  credit_limit_nano: unknown;
+  held_nano: unknown;
+  open_holds: number;
+}
+
+async function accountView(q: Queryable, accountId: string): Promise<AccountView | null> {
+  const row = (await q.query<AccountRow>(ACCOUNT_VIEW, [accountId]))[0];
+  if (!row) return null;
+  return {
+    id: row.id,
+    balanceNano: toBig(row.balance_nano),
+    creditLimitNano: toBig(row.credit_limit_nano),
+    heldNano: toBig(row.held_nano),
+    openHolds: Number(row.open_holds),
+  };
+}
+
+function isBig(value: unknown): value is bigint {
+  return typeof value === 'bigint';
+}
+
+/** The money API the pipeline, admin routes and cron jobs use. */
+export class Ledger {
+  constructor(private readonly db: Db) {}
+
+  /** Creates an account with an opening balance (default 0) and credit limit (default 0, >= 0). */
+  async createAccount(input: { balanceNano?: bigint; creditLimitNano?: bigint }): Promise<{ id: string }> {
+    const balance = input.balanceNano ?? 0n;
+    const creditLimit = input.creditLimitNano ?? 0n;
+    if (!isBig(balance) || !isBig(creditLimit) || creditLimit < 0n) {
+      throw new LedgerError('invalid_amount', 'balance must be a bigint and credit limit a bigint >= 0');
+    }
+    const id = randomId('acct_');
+    await this.db.query(
+      'INSERT INTO accounts (id, opening_nano, balance_nano, credit_limit_nano) VALUES ($1, $2, $2, $3)',
+      [id, balance, creditLimit],
+    );
+    return { id };
+  }
+
+  /** Issues a new key for the account (shown once); not_found if the account does not exist. */
+  createKey(accountId: string): Promise<{ id: string; key: string }> {
+    return keys.createKey(this.db, accountId);
+  }
+
+  /** New key (new id) for the same account; the old key is revoked in the same transaction. */
+  rotateKey(keyId: string): Promise<{ id: string; key: string }> {
+    return keys.rotateKey(this.db, keyId);
+  }
+
+  /** Revokes a key; not_found if unknown. */
+  deleteKey(keyId: string): Promise<void> {
+    return keys.deleteKey(this.db, keyId);
+  }
+
+  /** The account and key of a live key, by digest; null otherwise. */
+  authenticate(key: string): Promise<{ accountId: string; keyId: string } | null> {
+    return keys.authenticate(this.db, key);
+  }
+
+  /** Adds a positive amount to the balance and appends a topups row; not_found for an unknown account. */
+  async topUp(accountId: string, amountNano: bigint): Promise<AccountView> {
+    if (!isBig(amountNano) || amountNano <= 0n) throw new LedgerError('invalid_amount', 'top-up must be a bigint > 0');
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.query(
+        `WITH t AS (
+           INSERT INTO topups (id, account_id, amount_nano) SELECT $1, a.id, $3::bigint FROM accounts a WHERE a.id = $2
+           RETURNING account_id, amount_nano
+         )
+         UPDATE accounts a SET balance_nano = a.balance_nano + t.amount_nano FROM t WHERE a.id = t.account_id
+         RETURNING a.id`,
+        [randomId('top_'), accountId, amountNano],
+      );
+      if (!rows.length) throw new LedgerError('not_found', `account ${accountId} not found`);
+      return (await accountView(tx, accountId))!;
+    });
+  }
+
+  /** The account's balances and open-hold count, or null. */
+  getAccount(accountId: string): Promise<AccountView | null> {
+    return accountView(this.db, accountId);
+  }
+
+  /**
+   * One guarded statement: succeeds only if balance - amount >= -credit_limit; then the amount moves
+   * from balance to held. Returns false (nothing written) when it does not fit or the account is unknown.
+   */
+  reserve(input: { holdId: string; accountId: string; amountNano: bigint; ttlMs: number }): Promise<boolean> {
+    return holds.reserve(this.db, input);
+  }
+
+  /** Closes the hold (giving back what is still held), appends the rows and charges their sum. */
+  settle(input: { holdId: string; accountId: string; rows: UsageRowInput[] }): Promise<UsageRow[]> {
+    return holds.settle(this.db, input);
+  }
+
+  /** Closes an open hold and gives it back; no usage row. Idempotent. */
+  release(holdId: string): Promise<void> {
+    return holds.release(this.db, holdId);
+  }
+
+  /** Releases every open hold whose expires_at < now; returns how many. */
+  sweepExpiredHolds(): Promise<number> {
+    return holds.sweepExpiredHolds(this.db);
+  }
+
+  /** Newest first; `after` is the `next` of the previous page; limit default 50, max 500. */
+  listUsage(accountId: string, opts: { limit?: number; after?: string } = {}): Promise<{ data: UsageRow[]; next: string | null }> {
+    return usage.listUsage(this.db, accountId, opts);
+  }
+
+  /** Appends a 'refund' row (minus the original amount) and gives the amount back; once per row. */
+  refund(rowId: string): Promise<UsageRow> {
+    return usage.refund(this.db, rowId);
+  }
+
+  /** Per account: opening + topups - balance vs usage - refunds + open holds, from one snapshot. */
+  reconcile(): Promise<ReconcileLine[]> {
+    return reconcile(this.db);
+  }
+}

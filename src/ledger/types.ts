@@ -1,0 +1,61 @@
+/** Shapes of the ledger API (re-exported by ledger.ts). All money is integer nano-USD in bigint. */
+
+/** An account as the gateway sees it. `balanceNano` is spendable: open holds are already taken off. */
+export interface AccountView {
+  id: string;
+  balanceNano: bigint;
+  creditLimitNano: bigint;
+  heldNano: bigint;
+  openHolds: number;
+}
+
+/** One charge to write at settle time (a token line, a web-search call, ...). */
+export interface UsageRowInput {
+  requestId: string;
+  model: string;
+  /** 'tokens' | 'web_search' | ... ; 'refund' is reserved for refund rows. */
+  kind: string;
+  quantity: bigint;
+  /** 'token' | 'call' | ... */
+  unit: string;
+  amountNano: bigint;
+  details: Record<string, unknown>;
+}
+
+/** A stored usage row (append-only). Refund rows have kind 'refund', a negative amount and refundOf. */
+export interface UsageRow extends UsageRowInput {
+  id: string;
+  accountId: string;
+  refundOf: string | null;
+  createdAt: Date;
+}
+
+/** Per account: opening + topups - balance == usage - refunds + openHolds; difference = left - right. */
+export interface ReconcileLine {
+  accountId: string;
+  openingNano: bigint;
+  topupsNano: bigint;
+  balanceNano: bigint;
+  usageNano: bigint;
+  refundsNano: bigint;
+  openHoldsNano: bigint;
+  differenceNano: bigint;
+}
+
+/** A refused ledger operation, with a stable machine-readable code. */
+export class LedgerError extends Error {
+  constructor(
+    readonly code: 'not_found' | 'already_refunded' | 'invalid_amount',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LedgerError';
+  }
+}
+
+/** Reads a bigint column (a decimal string from either driver, or a bigint). */
+export function toBig(value: unknown): bigint {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'string' || typeof value === 'number') return BigInt(value);
+  throw new TypeError(`expected an integer column, got ${typeof value}`);
+}

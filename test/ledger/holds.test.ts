@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Ledger, type UsageRowInput } from '../../src/ledger/ledger.js';
+import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
+
+const X = 1_000_000n; // 0.001 USD
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let seq = 0;
+const holdId = () => `hold_${Date.now()}_${seq++}`;
+const row = (amountNano: bigint, extra: Partial<UsageRowInput> = {}): UsageRowInput => ({
+  requestId: 'req_1', model: 'm', kind: 'tokens', quantity: 10n, unit: 'token', amountNano, details: { side: 'output' }, ...extra,
+});
+
+describeStore(`holds (${storeKind})`, () => {
+  let t: Awaited<ReturnType<typeof openTestDb>>;
+  let ledger: Ledger;
+  beforeAll(async () => {
+    t = await openTestDb();
+    ledger = new Ledger(t.db);
+  });
+  afterAll(() => t?.dispose());
+
+  const account = async (balanceNano: bigint, creditLimitNano = 0n) => (await ledger.createAccount({ balanceNano, creditLimitNano })).id;
+  const expectBalanced = async () => {
+    for (const line of await ledger.reconcile()) expect(line.differenceNano, line.accountId).toBe(0n);
+  };
+
+  it('reserve moves the amount from balance to held, and refuses past -credit_limit', async () => {
+    const id = await account(10n * X, 5n * X);
+    expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 12n * X, ttlMs: 60_000 })).toBe(true);
+    expect(await ledger.getAccount(id)).toEqual({ id, balanceNano: -2n * X, creditLimitNano: 5n * X, heldNano: 12n * X, openHolds: 1 });
+    expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 3n * X + 1n, ttlMs: 60_000 })).toBe(false);
+    expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 3n * X, ttlMs: 60_000 })).toBe(true);
+    expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 1n, ttlMs: 60_000 })).toBe(false);
+    expect(await ledger.reserve({ holdId: holdId(), accountId: 'acct_nope', amountNano: 0n, ttlMs: 60_000 })).toBe(false);
+    const view = await ledger.getAccount(id);
+    expect(view).toMatchObject({ balanceNano: -5n * X, heldNano: 15n * X, openHolds: 2 });
+    await expect(ledger.reserve({ holdId: holdId(), accountId: id, amountNano: -1n, ttlMs: 1000 })).rejects.toMatchObject({ code: 'invalid_amount' });
+    await expectBalanced();
+  });
+
+  it('200 concurrent reserves: exactly the fitting number succeed, balance never below -credit_limit', async () => {
+    const credit = 2n * X;
+    const id = await account(48n * X + X / 3n, credit); // room for exactly 50 holds of X
+    let minSeen = 0n;
+    let done = false;
+    const watcher = (async () => {
+      while (!done) {
+        const v = await ledger.getAccount(id);
+        if (v!.balanceNano < minSeen) minSeen = v!.balanceNano;
+        await sleep(1);
+      }
+    })();
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => ledger.reserve({ holdId: holdId(), accountId: id, amountNano: X, ttlMs: 60_000 })),
+    );
+    done = true;
+    await watcher;
+    expect(results.filter(Boolean)).toHaveLength(50);
+    const view = (await ledger.getAccount(id))!;
+    expect(view).toMatchObject({ balanceNano: -2n * X + X / 3n, heldNano: 50n * X, openHolds: 50 });
+    expect(view.balanceNano >= -credit).toBe(true);
+    expect(minSeen >= -credit).toBe(true);
+    await expectBalanced();
+  });
+
+  it('settle gives the hold back and charges the rows; zero rows are fine', async () => {
+    const id = await account(100n * X);
+    const h = holdId();
+    expect(await ledger.reserve({ holdId: h, accountId: id, amountNano: 30n * X, ttlMs: 60_000 })).toBe(true);
+    const rows = await ledger.settle({
+      holdId: h, accountId: id,
+      rows: [row(7n * X), row(2n * X, { kind: 'web_search', unit: 'call', quantity: 1n }), row(0n, { quantity: 0n })],
+    });
+    expect(rows.map((r) => [r.kind, r.amountNano, r.accountId, r.refundOf])).toEqual([
+      ['tokens', 7n * X, id, null], ['web_search', 2n * X, id, null], ['tokens', 0n, id, null],
+    ]);
+    expect(rows[0]!.details).toEqual({ side: 'output' });
+    expect(rows[0]!.createdAt).toBeInstanceOf(Date);
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 91n * X, heldNano: 0n, openHolds: 0 });
+    // A second settle charges nothing and returns the first rows.
+    const again = await ledger.settle({ holdId: h, accountId: id, rows: [row(50n * X)] });
+    expect(again.map((r) => r.id)).toEqual(rows.map((r) => r.id));
+    await ledger.release(h);
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 91n * X, heldNano: 0n });
+    await expectBalanced();
+  });
+
+  it('settle may charge more than the hold (what was produced is paid)', async () => {
+    const id = await account(5n * X);
+    const h = holdId();
+    await ledger.reserve({ holdId: h, accountId: id, amountNano: 5n * X, ttlMs: 60_000 });
+    await ledger.settle({ holdId: h, accountId: id, rows: [row(8n * X)] });
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: -3n * X, heldNano: 0n });
+    await expectBalanced();
+  });
+
+  it('settle refuses bad rows, unknown holds and a foreign account, writing nothing', async () => {
+    const id = await account(10n * X);
+    const h = holdId();
+    await ledger.reserve({ holdId: h, accountId: id, amountNano: X, ttlMs: 60_000 });
+    await expect(ledger.settle({ holdId: h, accountId: id, rows: [row(-1n)] })).rejects.toMatchObject({ code: 'invalid_amount' });
+    await expect(ledger.settle({ holdId: h, accountId: id, rows: [row(1n, { kind: 'refund' })] })).rejects.toMatchObject({ code: 'invalid_amount' });
+    await expect(ledger.settle({ holdId: h, accountId: id, rows: [row(1n, { quantity: -1n })] })).rejects.toMatchObject({ code: 'invalid_amount' });
+    await expect(ledger.settle({ holdId: 'hold_nope', accountId: id, rows: [] })).rejects.toMatchObject({ code: 'not_found' });
+    const other = await account(0n);
+    await expect(ledger.settle({ holdId: h, accountId: other, rows: [] })).rejects.toMatchObject({ code: 'not_found' });
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 9n * X, heldNano: X, openHolds: 1 });
+    await ledger.release(h);
+    await ledger.release(h);
+    await ledger.release('hold_never_existed');
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 10n * X, heldNano: 0n, openHolds: 0 });
+  });
+
+  it('sweep releases only expired holds; a swept hold settled later is still charged once', async () => {
+    const id = await account(100n * X);
+    const short = holdId();
+    const long = holdId();
+    await ledger.reserve({ holdId: short, accountId: id, amountNano: 10n * X, ttlMs: 1 });
+    await ledger.reserve({ holdId: long, accountId: id, amountNano: 20n * X, ttlMs: 600_000 });
+    await sleep(20);
+    expect(await ledger.sweepExpiredHolds()).toBeGreaterThanOrEqual(1);
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 80n * X, heldNano: 20n * X, openHolds: 1 });
+    expect(await ledger.sweepExpiredHolds()).toBe(0);
+    await ledger.settle({ holdId: short, accountId: id, rows: [row(4n * X)] });
+    await ledger.settle({ holdId: short, accountId: id, rows: [row(4n * X)] });
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 76n * X, heldNano: 20n * X });
+    const holdRows = await t.db.query<{ outcome: string }>('SELECT outcome FROM holds WHERE id = $1', [short]);
+    expect(holdRows).toEqual([{ outcome: 'expired' }]);
+    await expectBalanced();
+  });
+
+  it('settle, release and sweep racing on the same holds give each hold back exactly once', async () => {
+    const id = await account(1000n * X);
+    const ids = Array.from({ length: 20 }, holdId);
+    for (const h of ids) await ledger.reserve({ holdId: h, accountId: id, amountNano: 10n * X, ttlMs: 1 });
+    await sleep(20);
+    await Promise.all(ids.flatMap((h, i) => [
+      ...(i % 2 === 0 ? [ledger.settle({ holdId: h, accountId: id, rows: [row(3n * X)] })] : []),
+      ledger.release(h),
+      ledger.sweepExpiredHolds(),
+      ...(i % 2 === 0 ? [ledger.settle({ holdId: h, accountId: id, rows: [row(3n * X)] })] : []),
+      ledger.release(h),
+    ]));
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 1000n * X - 10n * 3n * X, heldNano: 0n, openHolds: 0 });
+    const { data } = await ledger.listUsage(id, { limit: 500 });
+    expect(data).toHaveLength(10);
+    await expectBalanced();
+  });
+});
