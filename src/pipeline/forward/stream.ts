@@ -50,7 +50,9 @@ async function pump(ctx: RequestContext, body: AsyncIterable<Buffer>, translator
     }
   } catch (error) {
     if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
-    return { kind: 'error', error: transportError(error) };
+    const mapped = transportError(error);
+    // Mid-stream, a lost connection is a broken answer rather than an unreachable upstream.
+    return { kind: 'error', error: mapped.code === 'upstream_unavailable' ? new GatewayError('upstream_error', 'The upstream stream was cut before it completed.') : mapped };
   }
   if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
   return { kind: 'error', error: new GatewayError('upstream_error', 'The upstream stream ended before it completed.') };
