@@ -1,22 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
-// Every test file runs twice: once on embedded PGlite, once on a PostgreSQL server
+// Tests that touch a store run twice: once on embedded PGlite, once on a PostgreSQL server
 // (test/helpers/db.ts reads GATEWAY_TEST_STORE; see describeStore for the unreachable-server rule).
-const include = ['test/**/*.test.ts'];
+// Store-independent tests (parsers, translators, codegen, the simulator) run once, in the pglite project.
+const everything = ['test/**/*.test.ts'];
+const storeBound = ['test/{e2e,ledger,store,admin,cli}/**/*.test.ts', 'test/config/reload.test.ts'];
 
 export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: 'pglite', include, env: { GATEWAY_TEST_STORE: 'pglite' }, testTimeout: 30_000, hookTimeout: 30_000 },
+        test: { name: 'pglite', include: everything, env: { GATEWAY_TEST_STORE: 'pglite' }, testTimeout: 30_000, hookTimeout: 60_000 },
       },
       {
         test: {
           name: 'postgres',
-          include,
+          include: storeBound,
           env: { GATEWAY_TEST_STORE: 'postgres' },
           testTimeout: 30_000,
-          hookTimeout: 30_000,
+          hookTimeout: 60_000,
           pool: 'forks',
         },
       },

@@ -4,6 +4,9 @@ import type { ClientFormat } from './types.js';
 
 const FORMATS = new Map<string, ClientFormat>([[openaiChatFormat.id, openaiChatFormat]]);
 
+/** The format of answers that match no route (404s, unparseable bodies): the completions-style shape. */
+export const DEFAULT_CLIENT_FORMAT: ClientFormat = openaiChatFormat;
+
 /** The client format with this id; throws for an id no route should be able to name. */
 export function clientFormat(id: string): ClientFormat {
   const format = FORMATS.get(id);

@@ -7,8 +7,9 @@ import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { registerAdminRoutes } from '../admin/routes.js';
 import { GatewayError } from '../errors.js';
-import { clientFormat } from '../formats/index.js';
+import { DEFAULT_CLIENT_FORMAT, clientFormat } from '../formats/index.js';
 import { runPipeline } from '../pipeline/index.js';
+import type { ClientFormat } from '../formats/types.js';
 import type { Runtime } from '../pipeline/stage.js';
 import { catalogBody } from './catalog.js';
 import type { Generation } from './generation.js';
@@ -23,9 +24,9 @@ export interface ServerDeps {
   log: (message: string, error?: unknown) => void;
 }
 
-function errorFormatFor(deps: ServerDeps, req: FastifyRequest): ReturnType<typeof clientFormat> {
+function errorFormatFor(deps: ServerDeps, req: FastifyRequest): ClientFormat {
   const found = deps.generation().match(req.method, req.url.split('?')[0]!);
-  return clientFormat(found?.pipeline.route.manifest.format ?? 'openai-chat');
+  return found ? clientFormat(found.pipeline.route.manifest.format) : DEFAULT_CLIENT_FORMAT;
 }
 
 function bodyError(error: FastifyError): GatewayError {
@@ -40,7 +41,7 @@ async function dispatch(deps: ServerDeps, req: FastifyRequest, reply: FastifyRep
   const found = generation.match(req.method, req.url.split('?')[0]!);
   if (!found) {
     const error = new GatewayError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`);
-    await reply.code(404).send(clientFormat('openai-chat').errorBody(error));
+    await reply.code(404).send(DEFAULT_CLIENT_FORMAT.errorBody(error));
     return;
   }
   await runPipeline(found.pipeline, generation.gateway, deps.runtime, req, reply, found.params, (e) => deps.log('request failed', e));

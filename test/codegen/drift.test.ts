@@ -1,0 +1,30 @@
+/** Generated files are committed; this fails when they drift from the manifests and schemas. */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { generateAll } from '../../codegen/generate.js';
+import { projectRoot } from '../../src/paths.js';
+
+describe('codegen', () => {
+  it('src/generated matches what `npm run codegen` would write', async () => {
+    const files = await generateAll(projectRoot());
+    expect([...files.keys()].sort()).toEqual(['src/generated/manifest-types.ts', 'src/generated/openapi.json', 'src/generated/route-table.ts']);
+    for (const [file, content] of files) {
+      const committed = await readFile(join(projectRoot(), file), 'utf8');
+      expect(committed, `${file} drifted: run npm run codegen`).toBe(content);
+      expect(committed).toMatch(/AUTO-GENERATED .* DO NOT EDIT/);
+    }
+  });
+
+  it('documents every route with both auth schemes and the error responses', async () => {
+    const doc = JSON.parse((await generateAll(projectRoot())).get('src/generated/openapi.json')!);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'bearer']);
+    const chat = doc.paths['/v1/chat/completions'].post;
+    expect(chat.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '429', '502']));
+    expect(Object.keys(chat.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
+    expect(chat.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ChatCompletionRequest');
+    expect(doc.paths['/v1/models/{model}'].get.parameters[0]).toMatchObject({ name: 'model', in: 'path' });
+  });
+});
