@@ -1,0 +1,43 @@
+/** The one SSE parser: framing rules and arbitrary chunk boundaries. */
+import { describe, expect, it } from 'vitest';
+import { SseParser, formatSse } from '../../src/translate/sse.js';
+
+const STREAM = 'event: message_start\ndata: {"a":1}\n\n: comment\r\ndata: line1\r\ndata: line2\r\n\r\nid: 7\ndata:no-space\n\ndata: [DONE]\n\n';
+const EXPECTED = [
+  { event: 'message_start', data: '{"a":1}' },
+  { data: 'line1\nline2' },
+  { data: 'no-space', id: '7' },
+  { data: '[DONE]', id: '7' },
+];
+
+describe('SseParser', () => {
+  it('parses events, comments, CRLF, multi-line data and ids', () => {
+    expect(new SseParser().push(STREAM)).toEqual(EXPECTED);
+  });
+
+  it('gives the same events whatever the chunk boundaries', () => {
+    for (let size = 1; size <= 7; size++) {
+      const parser = new SseParser();
+      const out = [];
+      for (let i = 0; i < STREAM.length; i += size) out.push(...parser.push(STREAM.slice(i, i + size)));
+      expect(out, `chunks of ${size}`).toEqual(EXPECTED);
+    }
+  });
+
+  it('handles a CR at a chunk end followed by LF in the next chunk', () => {
+    const parser = new SseParser();
+    expect(parser.push('data: x\r')).toEqual([]);
+    expect(parser.push('\n\r\n')).toEqual([{ data: 'x' }]);
+  });
+
+  it('reports a partial event left when a stream is cut', () => {
+    const parser = new SseParser();
+    parser.push('data: {"half":');
+    expect(parser.hasPartial).toBe(true);
+  });
+
+  it('frames events back to the wire', () => {
+    expect(formatSse('a\nb', 'ping')).toBe('event: ping\ndata: a\ndata: b\n\n');
+    expect(new SseParser().push(formatSse('{"x":1}'))).toEqual([{ data: '{"x":1}' }]);
+  });
+});
