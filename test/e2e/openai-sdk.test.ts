@@ -81,6 +81,19 @@ describeStore('openai SDK against the gateway', () => {
     expect(streamed.type === 'function' && JSON.parse(streamed.function.arguments)).toEqual({ city: 'sim' });
   });
 
+  it('prices cached prompt tokens at the cached rate', async () => {
+    const before = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    // The simulator reports half the prompt as cached when the request carries a prompt_cache_key.
+    const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cache me please, a long prompt' }], prompt_cache_key: 'k1' });
+    const usage = completion.usage!;
+    const cached = usage.prompt_tokens_details!.cached_tokens!;
+    expect(cached).toBeGreaterThan(0);
+    const after = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(usage.prompt_tokens, usage.completion_tokens, cached));
+    const [row] = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
+    expect(row!.details).toMatchObject({ input: usage.prompt_tokens, cached });
+  });
+
   it('passes other standard parameters on to the upstream', async () => {
     await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], temperature: 0.2, seed: 7, stop: ['END'], max_tokens: 5, user: 'u1' });
     const last = await fetch(`${t.sim.url}/__sim/last`).then((r) => r.json() as Promise<{ body: Record<string, unknown> }>);
