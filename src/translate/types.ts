@@ -6,8 +6,16 @@ import type { SseEvent } from './sse.js';
 /**
  * Token usage normalized across formats. `input` counts every prompt token, cached and cache-write
  * tokens included (they are subsets of it); `output` counts every generated token, reasoning included.
+ * `toolCalls` counts billable built-in tool calls the upstream reported (e.g. `{web_search: 2}`);
+ * each call becomes its own usage row.
  */
-export interface TokenUsage { input: number; output: number; cachedInput: number; cacheWrite: number; reasoning: number; }
+export interface TokenUsage { input: number; output: number; cachedInput: number; cacheWrite: number; reasoning: number; toolCalls?: Record<string, number>; }
+
+/** What a route's YAML declares for one client parameter a translation cannot carry as is. */
+export interface ParamPolicy { unsupported?: 'reject' | 'drop'; default?: unknown; }
+
+/** Per-request options of a translator, from the route manifest. */
+export interface TranslatorOptions { params: Readonly<Record<string, ParamPolicy>>; }
 
 /** What one upstream stream event turned into for the client. */
 export interface StreamStep {
@@ -39,5 +47,10 @@ export interface Translator {
   error(status: number, upstreamBody: unknown, headers: Record<string, string>): GatewayError;
 }
 
-/** Builds a translator for one request; `clientBody` is the validated client request. */
-export type TranslatorFactory = (clientBody: Record<string, unknown>) => Translator;
+/**
+ * Builds a translator for one request; `clientBody` is the validated client request with the
+ * route's parameter policies already applied (rejected ones refused, dropped ones removed,
+ * defaults filled). A translator refuses (GatewayError `unsupported_parameter`, with `param`) any
+ * remaining parameter it cannot represent upstream: nothing is silently dropped or clamped.
+ */
+export type TranslatorFactory = (clientBody: Record<string, unknown>, options: TranslatorOptions) => Translator;

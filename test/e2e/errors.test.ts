@@ -19,7 +19,8 @@ describeStore('auth and errors', () => {
     call('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
   it('accepts both header styles on every route', async () => {
-    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }]) {
+    const styles: Array<Record<string, string>> = [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }];
+    for (const headers of styles) {
       expect((await call('/v1/models', { headers })).status).toBe(200);
       expect((await call('/v1/models/gpt-4o', { headers })).status).toBe(200);
       const res = await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, headers);
@@ -29,7 +30,8 @@ describeStore('auth and errors', () => {
   });
 
   it('answers 401 for a missing, malformed or unknown key', async () => {
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer gw-not-a-key' }, { 'x-api-key': 'sk-other' }]) {
+    const bad: Array<Record<string, string>> = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer gw-not-a-key' }, { 'x-api-key': 'sk-other' }];
+    for (const headers of bad) {
       for (const res of [await call('/v1/models', { headers }), await chat({ model: 'gpt-4o-mini', messages: [] }, headers)]) {
         expect(res.status).toBe(401);
         expect(await res.json()).toMatchObject({ error: { code: 'invalid_api_key', type: 'authentication_error' } });

@@ -6,14 +6,14 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compileGateway } from '../../src/config/compile.js';
 import { loadGateway } from '../../src/config/load.js';
 import type { CompiledGateway } from '../../src/config/types.js';
 import { projectRoot } from '../../src/paths.js';
 import { createTranslator } from '../../src/translate/registry.js';
 import { SseParser, type SseEvent } from '../../src/translate/sse.js';
-import type { Translator } from '../../src/translate/types.js';
+import type { Translator, TranslatorOptions } from '../../src/translate/types.js';
 
 const here = join(projectRoot(), 'test/translate');
 const pairs = readdirSync(here, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name.includes('--')).map((d) => d.name);
@@ -40,6 +40,9 @@ function runStream(translator: Translator, model: string, upstream: SseEvent[]):
 }
 
 let gateway: CompiledGateway;
+// Translators that must invent a timestamp (e.g. `created`) read Date.now(): frozen for fixtures.
+beforeAll(() => { vi.useFakeTimers({ now: 1_700_000_000_000, toFake: ['Date'] }); });
+afterAll(() => { vi.useRealTimers(); });
 beforeAll(async () => {
   gateway = await compileGateway(await loadGateway(join(projectRoot(), 'gateway.config.yaml')), { env: {}, simulatorUrl: 'http://127.0.0.1:1' });
 });
@@ -60,7 +63,8 @@ for (const pair of pairs) {
         const model = client.model as string;
         const offering = gateway.offerings.get(model)!;
         expect(offering, `fixture model ${model} is in the catalogue`).toBeDefined();
-        const translator = createTranslator(from, to, client, model);
+        const options = existsSync(file('options.json')) ? (json(file('options.json')) as unknown as TranslatorOptions) : { params: {} };
+        const translator = createTranslator(from, to, client, model, options);
         expect(translator.request(structuredClone(client), offering)).toEqual(json(file('upstream-request.json')));
         const usage = json(file('usage.json'));
         if (existsSync(file('upstream-response.json'))) {
@@ -76,7 +80,7 @@ for (const pair of pairs) {
         expect(full.usage).toEqual(usage);
         expect(full.done).toBe(true);
         for (let cut = 0; cut < upstream.length; cut++) {
-          const partial = runStream(createTranslator(from, to, client, model), model, upstream.slice(0, cut));
+          const partial = runStream(createTranslator(from, to, client, model, options), model, upstream.slice(0, cut));
           expect(partial.frames, `cut after ${cut} events`).toEqual(expected.slice(0, partial.frames.length));
           expect(partial.done).toBe(false);
         }

@@ -6,7 +6,7 @@
 import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
 import type { SseEvent } from '../sse.js';
-import type { StreamStep, StreamTranslator, TokenUsage, Translator } from '../types.js';
+import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
 
 interface ChatUsage {
@@ -69,7 +69,7 @@ class ChatStream implements StreamTranslator {
 }
 
 /** Creates the identity translator for one request. */
-export function createOpenaiChatToOpenaiChat(clientBody: Record<string, unknown>): Translator {
+export function createOpenaiChatToOpenaiChat(clientBody: Record<string, unknown>, _options?: TranslatorOptions): Translator {
   const streamOptions = clientBody.stream_options as { include_usage?: boolean } | null | undefined;
   const clientWantsUsage = streamOptions?.include_usage === true;
   return {
