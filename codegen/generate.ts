@@ -25,7 +25,7 @@ async function routeTable(root: string): Promise<{ table: string; openapi: strin
   const rows = gateway.routes.map((route) => {
     const m = route.manifest;
     return {
-      id: m.id, method: m.method, path: m.path, format: m.format, handler: m.handler, operation: m.operation ?? null,
+      id: m.id, method: m.method, path: m.path, format: m.format, handler: m.handler, upstreams: (m.upstreams ?? []).map((u) => u.operation),
       stream: m.stream?.when ?? null, billable: route.billable, service_types: m.service_types ?? [],
       stages: compilePipeline(route, runtime).stageNames, file: route.file,
     };

@@ -80,3 +80,53 @@ export function countChatPromptTokens(messages: unknown[], tools?: unknown[]): n
   if (Array.isArray(tools) && tools.length > 0) total += countTextTokens(JSON.stringify(tools));
   return total;
 }
+
+/** The text a model reads in a content value: strings, `text` fields, tool inputs and results; structure is skipped. */
+function readableText(value: unknown, out: string[]): void {
+  if (typeof value === 'string') { out.push(value); return; }
+  if (Array.isArray(value)) { for (const item of value) readableText(item, out); return; }
+  if (!isRecord(value)) return;
+  for (const key of ['text', 'content', 'output', 'arguments', 'name', 'thinking']) readableText(value[key], out);
+  if (value.input !== undefined) out.push(typeof value.input === 'string' ? value.input : JSON.stringify(value.input));
+}
+
+function toolsTokens(tools: unknown): number {
+  return Array.isArray(tools) && tools.length > 0 ? countTextTokens(JSON.stringify(tools)) : 0;
+}
+
+/**
+ * Input tokens of a responses-format request: `instructions`, then `input` (a string, or items:
+ * TOKENS_PER_MESSAGE each plus their readable text), then the tools' JSON; +REPLY_PRIMING.
+ * An estimate for reservations and for billing when the upstream reported no usage.
+ */
+export function countResponsesPromptTokens(body: Record<string, unknown>): number {
+  let total = REPLY_PRIMING;
+  if (typeof body.instructions === 'string') total += TOKENS_PER_MESSAGE + countTextTokens(body.instructions);
+  const items = typeof body.input === 'string' ? [{ content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  for (const item of items) {
+    const text: string[] = [];
+    readableText(item, text);
+    total += TOKENS_PER_MESSAGE + countTextTokens(text.join('\n'));
+  }
+  return total + toolsTokens(body.tools);
+}
+
+/**
+ * Input tokens of a messages-format request: `system`, then each message (TOKENS_PER_MESSAGE plus
+ * its readable text: text blocks, tool inputs as JSON, tool results), then the tools' JSON;
+ * +REPLY_PRIMING. Same use as above.
+ */
+export function countMessagesPromptTokens(body: Record<string, unknown>): number {
+  let total = REPLY_PRIMING;
+  if (body.system !== undefined) {
+    const text: string[] = [];
+    readableText(body.system, text);
+    total += TOKENS_PER_MESSAGE + countTextTokens(text.join('\n'));
+  }
+  for (const message of Array.isArray(body.messages) ? body.messages : []) {
+    const text: string[] = [];
+    readableText(isRecord(message) ? message.content : message, text);
+    total += TOKENS_PER_MESSAGE + countTextTokens(text.join('\n'));
+  }
+  return total + toolsTokens(body.tools);
+}

@@ -6,8 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
+import type { ProviderManifest } from '../generated/manifest-types.js';
 import { parseUsd } from '../money.js';
+import { hasTranslator } from '../translate/registry.js';
 import { ManifestError } from './errors.js';
 import type { RawGateway } from './load.js';
 import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, GatewaySettings } from './types.js';
@@ -57,7 +58,7 @@ function compileProvider(file: string, m: ProviderManifest, ctx: CompileContext)
     baseUrl = ctx.simulatorUrl + new URL(m.base_url.default).pathname.replace(/\/$/, '');
   }
   return {
-    id: m.id, format: m.format, baseUrl: baseUrl.replace(/\/$/, ''), apiKey, authScheme: m.auth.scheme, simulated,
+    id: m.id, baseUrl: baseUrl.replace(/\/$/, ''), apiKey, authScheme: m.auth.scheme, simulated, headers: { ...(m.headers ?? {}) },
     timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
     operations: m.operations,
   };
@@ -78,7 +79,7 @@ function compileOfferings(file: string, m: ProviderManifest): CompiledOffering[]
     const write = priceOf(file, `${at}/prices/cache_write`, o.billing.prices.cache_write);
     return {
       id: o.id, upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
-      availability: o.availability, enabled: o.enabled !== false, created: o.created ?? 0,
+      availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true, created: o.created ?? 0,
       maxOutputTokens: o.max_output_tokens ?? 4096,
       billing: {
         unit: o.billing.unit, per: BigInt(o.billing.per),
@@ -98,7 +99,7 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
     const key = `${manifest.method} ${manifest.path}`;
     if (seen.has(key)) throw new ManifestError(file, '/path', `${key} is already served by ${seen.get(key)}`);
     seen.set(key, file);
-    if (manifest.handler === 'proxy' && !manifest.operation) throw new ManifestError(file, '/operation', 'a proxy route must name an operation');
+    if (manifest.handler === 'proxy' && !manifest.upstreams) throw new ManifestError(file, '/upstreams', 'a proxy route must list its upstream operations');
     for (const schema of Object.values(manifest.schemas ?? {})) {
       if (wire.has(schema)) continue;
       try { wire.set(schema, JSON.parse(await readFile(join(raw.root, 'schemas', schema), 'utf8'))); }
@@ -114,18 +115,25 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
       manifest, file, validateRequest,
       streamPointer: manifest.stream ? manifest.stream.when.split('/').slice(1) : null,
       serviceTypes: new Set(manifest.service_types ?? []), billable: manifest.billable ?? manifest.handler === 'proxy',
+      upstreams: (manifest.upstreams ?? []).map((u) => ({ operation: u.operation, when: { nativeResponses: u.when?.native_responses }, params: u.params ?? {} })),
+      requiredHeaders: (manifest.require_headers ?? []).map((h) => ({ name: h.name, aliases: h.aliases ?? [], values: new Set(h.values) })),
     });
   }
   return routes;
 }
 
-function checkOperations(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
-  for (const { file, manifest } of providers) {
-    for (const route of routes) {
-      const op = route.manifest.operation;
-      if (route.manifest.handler !== 'proxy' || !op || route.manifest.format !== manifest.format) continue;
-      if (!manifest.operations[op]) throw new ManifestError(file, '/operations', `missing operation "${op}" used by route ${route.manifest.id}`);
-    }
+/** Every translation a route can need must exist: checked at boot and at codegen, never per request. */
+function checkTranslators(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
+  for (const route of routes) {
+    route.upstreams.forEach((upstream, index) => {
+      const served = providers.filter((p) => p.manifest.operations[upstream.operation]);
+      for (const { manifest } of served) {
+        const format = manifest.operations[upstream.operation]!.format;
+        if (!hasTranslator(route.manifest.format, format)) {
+          throw new ManifestError(route.file, `/upstreams/${index}`, `no translator ${route.manifest.format}--${format} for operation "${upstream.operation}" of provider ${manifest.id}`);
+        }
+      }
+    });
   }
 }
 
@@ -133,7 +141,7 @@ function checkOperations(routes: CompiledRoute[], providers: Array<{ file: strin
 export async function compileGateway(raw: RawGateway, ctx: CompileContext): Promise<CompiledGateway> {
   const wire = new Map<string, object>();
   const routes = await compileRoutes(raw, wire);
-  checkOperations(routes, raw.providers);
+  checkTranslators(routes, raw.providers);
   const providers = new Map<string, CompiledProvider>();
   const offerings = new Map<string, CompiledOffering>();
   for (const { file, manifest } of raw.providers) {
@@ -145,9 +153,4 @@ export async function compileGateway(raw: RawGateway, ctx: CompileContext): Prom
     }
   }
   return { root: raw.root, loadedAt: new Date(), settings: settingsOf(raw, ctx.env), routes, providers, offerings, wireSchemas: wire };
-}
-
-/** Route manifests by id, for lookups in tests and codegen. */
-export function routeById(gateway: CompiledGateway, id: string): RouteManifest | undefined {
-  return gateway.routes.find((r) => r.manifest.id === id)?.manifest;
 }

@@ -1,6 +1,7 @@
 /** The compiled, immutable configuration one request runs on (swapped whole on hot reload). */
 import type { ValidateFunction } from 'ajv';
 import type { RouteManifest, ServiceType } from '../generated/manifest-types.js';
+import type { ParamPolicy } from '../translate/types.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
 export interface TokenPrices { input: bigint; output: bigint; cachedInput: bigint; cacheWrite: bigint; }
@@ -13,6 +14,8 @@ export interface CompiledOffering {
   serviceType: ServiceType;
   availability: 'available' | 'coming_soon' | 'unavailable';
   enabled: boolean;
+  /** Responses-passthrough (spec 4.2): served natively by a responses operation. */
+  nativeResponses: boolean;
   created: number;
   maxOutputTokens: number;
   billing: { unit: 'token'; per: bigint; prices: TokenPrices; priceText: Record<string, string>; tools: Record<string, bigint>; toolText: Record<string, string> };
@@ -21,14 +24,25 @@ export interface CompiledOffering {
 /** One upstream, with its location and credential resolved from the environment. */
 export interface CompiledProvider {
   id: string;
-  format: string;
   baseUrl: string;
   apiKey: string | null;
   authScheme: 'bearer' | 'x-api-key';
   simulated: boolean;
+  /** Static headers sent on every upstream request. */
+  headers: Readonly<Record<string, string>>;
   timeouts: { connectMs: number; headersMs: number; idleMs: number };
-  operations: Record<string, { method: 'GET' | 'POST'; path: string }>;
+  operations: Record<string, { method: 'GET' | 'POST'; path: string; format: string }>;
 }
+
+/** One operation a proxy route may call, with its translation's parameter policies. */
+export interface RouteUpstream {
+  operation: string;
+  when: { nativeResponses?: boolean };
+  params: Readonly<Record<string, ParamPolicy>>;
+}
+
+/** A header the client must send, under its name or an alias, with one of the accepted values. */
+export interface RequiredHeader { name: string; aliases: string[]; values: ReadonlySet<string>; }
 
 /** One route with its schemas compiled. */
 export interface CompiledRoute {
@@ -38,6 +52,8 @@ export interface CompiledRoute {
   streamPointer: string[] | null;
   serviceTypes: ReadonlySet<ServiceType>;
   billable: boolean;
+  upstreams: RouteUpstream[];
+  requiredHeaders: RequiredHeader[];
 }
 
 /** Server-level settings after environment overrides. */

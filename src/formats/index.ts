@@ -1,8 +1,10 @@
 /** Registry of client formats by id. A new wire format is one folder here. */
+import { anthropicMessagesFormat } from './anthropic-messages/index.js';
 import { openaiChatFormat } from './openai-chat/index.js';
+import { openaiResponsesFormat } from './openai-responses/index.js';
 import type { ClientFormat } from './types.js';
 
-const FORMATS = new Map<string, ClientFormat>([[openaiChatFormat.id, openaiChatFormat]]);
+const FORMATS = new Map<string, ClientFormat>([openaiChatFormat, openaiResponsesFormat, anthropicMessagesFormat].map((f) => [f.id, f]));
 
 /** The format of answers that match no route (404s, unparseable bodies): the completions-style shape. */
 export const DEFAULT_CLIENT_FORMAT: ClientFormat = openaiChatFormat;

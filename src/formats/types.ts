@@ -14,4 +14,6 @@ export interface ClientFormat {
   estimateInputTokens(body: Record<string, unknown>): number;
   /** The output cap the client asked for, or null. */
   requestedMaxOutput(body: Record<string, unknown>): number | null;
+  /** Billable built-in tools the request enables, with the most calls each can make (for the reservation). */
+  billableTools(body: Record<string, unknown>): Record<string, number>;
 }

@@ -71,10 +71,6 @@ export interface RouteManifest {
    * proxy: forward to the offering's provider; the others are answered by the gateway itself.
    */
   handler: 'proxy' | 'models-list' | 'models-get';
-  /**
-   * Provider operation a proxy route calls (providers/*.yaml operations).
-   */
-  operation?: string;
   schemas?: {
     /**
      * Wire schema of the request body, under schemas/.
@@ -120,6 +116,48 @@ export interface RouteManifest {
    * false: free route (no reservation, works at zero balance).
    */
   billable?: boolean;
+  /**
+   * Operations a proxy route can call, in order of preference; the first one the model's provider offers (and whose `when` holds) is used.
+   *
+   * @minItems 1
+   */
+  upstreams?: {
+    /**
+     * Provider operation name (providers/*.yaml operations).
+     */
+    operation: string;
+    when?: {
+      native_responses?: boolean;
+    };
+    /**
+     * Per-parameter policies for this translation.
+     */
+    params?: {
+      [k: string]: {
+        /**
+         * reject: 400 unsupported_parameter; drop: removed before translation.
+         */
+        unsupported?: 'reject' | 'drop';
+        /**
+         * Value used when the client sends none.
+         */
+        default?: {
+          [k: string]: unknown;
+        };
+      };
+    };
+  }[];
+  /**
+   * Headers the client must send (e.g. a vendor version header).
+   */
+  require_headers?: {
+    name: string;
+    aliases?: string[];
+    /**
+     * @minItems 1
+     */
+    values: string[];
+  }[];
 }
 
 export type EnvName = string;
@@ -148,10 +186,6 @@ export type Price = string;
 export interface ProviderManifest {
   version: 1;
   id: string;
-  /**
-   * Wire format the vendor speaks.
-   */
-  format: string;
   base_url: {
     env: EnvName;
     default: string;
@@ -176,9 +210,19 @@ export interface ProviderManifest {
     [k: string]: {
       method: 'GET' | 'POST';
       path: string;
+      /**
+       * Wire format of this operation: picks the translator <route format>--<this format>.
+       */
+      format: string;
     };
   };
   offerings: Offering[];
+  /**
+   * Static headers every upstream request carries (e.g. a vendor's API version).
+   */
+  headers?: {
+    [k: string]: string;
+  };
 }
 export interface Offering {
   /**
@@ -213,10 +257,14 @@ export interface Offering {
       cache_write?: Price;
     };
     /**
-     * USD per call of a built-in tool, e.g. web_search.
+     * USD per call of a built-in tool, e.g. web_search; each call is its own usage row.
      */
     tools?: {
       [k: string]: Price;
     };
   };
+  /**
+   * Served natively by the responses API (responses-passthrough); false: chat-only.
+   */
+  native_responses?: boolean;
 }

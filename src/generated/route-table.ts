@@ -8,7 +8,10 @@ export const ROUTE_TABLE = [
     "path": "/v1/chat/completions",
     "format": "openai-chat",
     "handler": "proxy",
-    "operation": "chat-completions",
+    "upstreams": [
+      "chat-completions",
+      "messages"
+    ],
     "stream": "/stream",
     "billable": true,
     "service_types": [
@@ -27,12 +30,62 @@ export const ROUTE_TABLE = [
     "file": "routes/chat-completions.yaml"
   },
   {
+    "id": "count-tokens",
+    "method": "POST",
+    "path": "/v1/messages/count_tokens",
+    "format": "anthropic-messages",
+    "handler": "proxy",
+    "upstreams": [
+      "count-tokens"
+    ],
+    "stream": null,
+    "billable": false,
+    "service_types": [
+      "CHAT",
+      "CODE",
+      "VISION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "translate",
+      "forward"
+    ],
+    "file": "routes/count-tokens.yaml"
+  },
+  {
+    "id": "messages",
+    "method": "POST",
+    "path": "/v1/messages",
+    "format": "anthropic-messages",
+    "handler": "proxy",
+    "upstreams": [
+      "messages"
+    ],
+    "stream": "/stream",
+    "billable": true,
+    "service_types": [
+      "CHAT",
+      "CODE",
+      "VISION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "rate-limit",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/messages.yaml"
+  },
+  {
     "id": "models-get",
     "method": "GET",
     "path": "/v1/models/{model}",
     "format": "openai-chat",
     "handler": "models-get",
-    "operation": null,
+    "upstreams": [],
     "stream": null,
     "billable": false,
     "service_types": [],
@@ -48,7 +101,7 @@ export const ROUTE_TABLE = [
     "path": "/v1/models",
     "format": "openai-chat",
     "handler": "models-list",
-    "operation": null,
+    "upstreams": [],
     "stream": null,
     "billable": false,
     "service_types": [
@@ -61,5 +114,32 @@ export const ROUTE_TABLE = [
       "forward"
     ],
     "file": "routes/models.yaml"
+  },
+  {
+    "id": "responses",
+    "method": "POST",
+    "path": "/v1/responses",
+    "format": "openai-responses",
+    "handler": "proxy",
+    "upstreams": [
+      "responses",
+      "chat-completions"
+    ],
+    "stream": "/stream",
+    "billable": true,
+    "service_types": [
+      "CHAT",
+      "CODE",
+      "VISION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "rate-limit",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/responses.yaml"
   }
 ] as const;

@@ -1,6 +1,6 @@
 /** Per-request state: one typed object, a field group per stage (DESIGN.md "Contracts worth keeping"). */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute } from '../config/types.js';
+import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { TokenUsage, Translator } from '../translate/types.js';
 
@@ -29,6 +29,8 @@ export interface RequestContext {
   body: Record<string, unknown>;
   stream: boolean;
   model: { offering: CompiledOffering; provider: CompiledProvider } | null;
+  /** The operation chosen for the model, and its wire format. */
+  upstream: { choice: RouteUpstream; format: string } | null;
   translation: { translator: Translator; upstreamBody: Record<string, unknown> } | null;
   hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean } | null;
   outcome: ForwardOutcome | null;

@@ -57,7 +57,7 @@ export async function runPipeline(
   const ctx: RequestContext = {
     requestId: newRequestId(), gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
     req, reply, params, clientGone: new AbortController(), auth: null, body: {}, stream: false,
-    model: null, translation: null, hold: null, outcome: null, started: false, finish: null,
+    model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   reply.header('x-request-id', ctx.requestId);
   reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });

@@ -1,5 +1,6 @@
 /** Translators by `<client format>--<upstream format>`; a new pair is one folder and one line here. */
 import { GatewayError } from '../errors.js';
+import { createAnthropicMessagesToAnthropicCountTokens } from './anthropic-messages--anthropic-count-tokens/index.js';
 import { createAnthropicMessagesToAnthropicMessages } from './anthropic-messages--anthropic-messages/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
@@ -13,6 +14,7 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['openai-responses--openai-responses', createOpenaiResponsesToOpenaiResponses],
   ['openai-responses--openai-chat', createOpenaiResponsesToOpenaiChat],
   ['anthropic-messages--anthropic-messages', createAnthropicMessagesToAnthropicMessages],
+  ['anthropic-messages--anthropic-count-tokens', createAnthropicMessagesToAnthropicCountTokens],
 ]);
 
 /** True when a translator exists for the pair. */

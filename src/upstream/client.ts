@@ -49,7 +49,7 @@ export class UpstreamClient {
     try {
       const response = await this.pool(provider, url.origin).request({
         method: op.method, path: url.pathname + url.search, signal,
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders, ...authHeaders(provider) },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders, ...provider.headers, ...authHeaders(provider) },
         body: op.method === 'GET' ? null : JSON.stringify(body),
       });
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };

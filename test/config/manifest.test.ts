@@ -49,9 +49,11 @@ describe('manifest validation', () => {
     expect(error.reason).toMatch(/invalid YAML/);
   });
 
-  it('rejects cross-file mistakes: duplicate model ids, missing operations, duplicate routes', async () => {
+  it('rejects cross-file mistakes: duplicate model ids, missing translators, duplicate routes', async () => {
     expect((await loadError((c) => c.editYaml('providers/openai.yaml', (d) => { d.offerings[1].id = d.offerings[0].id; }))).reason).toMatch(/declared by two offerings/);
-    expect((await loadError((c) => c.editYaml('providers/openai.yaml', (d) => { d.operations = { other: { method: 'POST', path: '/x' } }; }))).reason).toMatch(/missing operation "chat-completions"/);
+    const noTranslator = await loadError((c) => c.editYaml('providers/openai.yaml', (d) => { d.operations['chat-completions'].format = 'mystery-format'; }));
+    expect(noTranslator.file).toBe('routes/chat-completions.yaml');
+    expect(noTranslator.reason).toMatch(/no translator openai-chat--mystery-format for operation "chat-completions" of provider openai/);
     expect((await loadError((c) => c.editYaml('routes/model.yaml', (d) => { d.path = '/v1/models'; d.method = 'GET'; }))).reason).toMatch(/already served/);
   });
 

@@ -32,4 +32,6 @@ export const openaiChatFormat: ClientFormat = {
     const value = body.max_completion_tokens ?? body.max_tokens;
     return typeof value === 'number' ? value : null;
   },
+  // Chat completions have no built-in tools with a per-call meter.
+  billableTools: () => ({}),
 };

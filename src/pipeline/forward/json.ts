@@ -15,7 +15,7 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
 /** Sends the upstream request; an upstream error answer becomes the client's error, with nothing charged. */
 export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promise<UpstreamResponse> {
   const { provider } = ctx.model!;
-  const response = await runtime.upstream.send(provider, ctx.route.manifest.operation!, ctx.translation!.upstreamBody, ctx.clientGone.signal);
+  const response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, ctx.clientGone.signal);
   if (response.status < 400) return response;
   const body = await readJsonBody(response).catch(() => null);
   throw ctx.translation!.translator.error(response.status, body, response.headers);

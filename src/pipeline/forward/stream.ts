@@ -73,7 +73,9 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   if (!response.body.destroyed) response.body.destroy();
   const delivered = translator.deliveredText();
   const reported = translator.usage();
-  const produced = ctx.started && (delivered.length > 0 || reported !== null);
+  // Only content counts as produced: formats that report input usage up front (message_start)
+  // followed by a provider error still carried "only a provider error" (spec 4.1 rule 2).
+  const produced = ctx.started && delivered.length > 0;
   ctx.outcome = { delivery: end.kind === 'done' ? 'full' : produced ? 'partial' : 'none', reported, deliveredText: delivered };
   if (end.kind === 'client_gone') return;
   if (end.kind === 'error' && !ctx.started) throw end.error;

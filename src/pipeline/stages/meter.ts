@@ -12,11 +12,18 @@ import type { TokenUsage } from '../../translate/types.js';
 import type { ForwardOutcome, RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
 
-/** The usage to bill for an outcome, or null when nothing is billable. */
+/**
+ * The usage to bill for an outcome, or null when nothing is billable. A full answer pays what the
+ * upstream reported. A partial one pays the input (as reported up front, else the estimate) and
+ * the larger of the output reported so far and the tokenizer's count of what was delivered.
+ */
 export function billableUsage(outcome: ForwardOutcome, inputEstimate: number): TokenUsage | null {
   if (outcome.delivery === 'none') return null;
-  if (outcome.reported) return outcome.reported;
-  return { input: inputEstimate, output: countTextTokens(outcome.deliveredText), cachedInput: 0, cacheWrite: 0, reasoning: 0 };
+  const reported = outcome.reported;
+  if (outcome.delivery === 'full' && reported) return reported;
+  const delivered = countTextTokens(outcome.deliveredText);
+  if (reported) return { ...reported, output: Math.max(reported.output, delivered) };
+  return { input: inputEstimate, output: delivered, cachedInput: 0, cacheWrite: 0, reasoning: 0 };
 }
 
 /** The token usage row of one request (kind `tokens`, details with every count). */
@@ -29,6 +36,21 @@ export function tokenRow(ctx: RequestContext, usage: TokenUsage, offering: Compi
       reasoning: usage.reasoning, ...(estimated ? { counted_by: 'gateway_tokenizer' } : {}),
     },
   };
+}
+
+/**
+ * One usage row per reported built-in tool call (spec 2 "Billing usage rows", 4.3), priced per call
+ * from the catalogue, so each is auditable and refundable on its own. Unpriced tools were refused
+ * at admission; a price missing after a reload bills the call at zero rather than failing settlement.
+ */
+export function toolRows(ctx: RequestContext, usage: TokenUsage, offering: CompiledOffering): UsageRowInput[] {
+  const rows: UsageRowInput[] = [];
+  for (const [name, calls] of Object.entries(usage.toolCalls ?? {})) {
+    for (let i = 0; i < calls; i++) {
+      rows.push({ requestId: ctx.requestId, model: offering.id, kind: name, unit: 'call', quantity: 1n, amountNano: offering.billing.tools[name] ?? 0n, details: { call: i + 1, of: calls } });
+    }
+  }
+  return rows;
 }
 
 /** Settles billable proxy routes. */
@@ -47,8 +69,10 @@ export const meterStage: Stage = {
         await runtime.ledger.release(hold.id);
         return;
       }
-      const row = tokenRow(ctx, usage, ctx.model!.offering, !ctx.outcome!.reported);
-      await runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows: [row] });
+      const offering = ctx.model!.offering;
+      const counted = ctx.outcome!.delivery !== 'full' || !ctx.outcome!.reported;
+      const rows = [tokenRow(ctx, usage, offering, counted), ...toolRows(ctx, usage, offering)];
+      await runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows });
     };
   },
 };

@@ -9,8 +9,9 @@ export const translateStage: Stage = {
     if (route.manifest.handler !== 'proxy') return null;
     const clientFormat = route.manifest.format;
     return (ctx) => {
-      const { offering, provider } = ctx.model!;
-      const translator = createTranslator(clientFormat, provider.format, ctx.body, offering.id);
+      const { offering } = ctx.model!;
+      const { choice, format } = ctx.upstream!;
+      const translator = createTranslator(clientFormat, format, ctx.body, offering.id, { params: choice.params });
       ctx.translation = { translator, upstreamBody: translator.request(ctx.body, offering) };
     };
   },

@@ -6,6 +6,8 @@ import type { ErrorObject } from 'ajv';
 import { GatewayError } from '../../errors.js';
 import type { RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
+import { applyParamPolicies } from '../../translate/params.js';
+import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 
 function schemaMessage(error: ErrorObject): { message: string; param: string | null } {
   const param = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : null;
@@ -31,6 +33,24 @@ export function resolveModel(ctx: RequestContext): void {
   }
   const provider = ctx.gateway.providers.get(offering.providerId)!;
   ctx.model = { offering, provider };
+  const choice = chooseUpstream(ctx.route, offering, provider);
+  if (!choice) throw wrongEndpoint(ctx.gateway, ctx.route, offering, provider);
+  const format = provider.operations[choice.operation]!.format;
+  ctx.upstream = { choice, format };
+  ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
+}
+
+/** Rejects a request missing a required header (e.g. the messages format's version header). */
+function checkHeaders(ctx: RequestContext): void {
+  for (const header of ctx.route.requiredHeaders) {
+    const value = [header.name, ...header.aliases].map((n) => ctx.req.headers[n]).find((v) => typeof v === 'string');
+    if (typeof value !== 'string') {
+      throw new GatewayError('invalid_request', `The ${header.name} header is required (accepted: ${[...header.values].join(', ')}).`);
+    }
+    if (!header.values.has(value.trim())) {
+      throw new GatewayError('invalid_request', `Unsupported ${header.name}: ${JSON.stringify(value)} (accepted: ${[...header.values].join(', ')}).`);
+    }
+  }
 }
 
 /** Validates bodies of routes that declare a request schema; resolves the model on proxy routes. */
@@ -42,6 +62,7 @@ export const validateStage: Stage = {
     const pointer = route.streamPointer;
     const proxy = route.manifest.handler === 'proxy';
     return (ctx) => {
+      checkHeaders(ctx);
       const body = ctx.req.body;
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
       if (!validate(body)) {

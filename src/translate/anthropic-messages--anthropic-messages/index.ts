@@ -1,8 +1,90 @@
-/** anthropic-messages--anthropic-messages: being written (issue 3); refuses every request until then. */
+/**
+ * anthropic-messages client to the messages-format vendor (spec 4.4): forwarded natively, JSON and
+ * the named-event stream. Usage rules (DESIGN.md pitfalls): the vendor's `input_tokens` excludes the
+ * cache counters, so input = input + cache writes + cache reads; `message_delta` usage is
+ * cumulative, so the latest value wins and nothing is summed; web searches come from
+ * `server_tool_use.web_search_requests`.
+ */
+import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
-import type { Translator, TranslatorOptions } from '../types.js';
+import { formatSse, type SseEvent } from '../sse.js';
+import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
+import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
 
-/** Creates the anthropic-messages--anthropic-messages translator for one request. */
+/** The vendor's usage object (message, message_start and message_delta carry parts of it). */
+export interface MessagesUsage {
+  input_tokens?: number | null; output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null;
+  server_tool_use?: { web_search_requests?: number | null } | null;
+}
+
+/** Normalized usage from the vendor's counters. */
+export function normalizeMessagesUsage(u: MessagesUsage): TokenUsage {
+  const write = u.cache_creation_input_tokens ?? 0;
+  const read = u.cache_read_input_tokens ?? 0;
+  const searches = u.server_tool_use?.web_search_requests ?? 0;
+  return {
+    input: (u.input_tokens ?? 0) + write + read, output: u.output_tokens ?? 0, cachedInput: read, cacheWrite: write, reasoning: 0,
+    ...(searches > 0 ? { toolCalls: { web_search: searches } } : {}),
+  };
+}
+
+interface Block { type?: string; text?: string; name?: string; input?: unknown; thinking?: string }
+
+function blockText(blocks: Block[] | undefined): string {
+  return (blocks ?? []).map((b) => b.text ?? b.thinking ?? (b.type === 'tool_use' ? `${b.name ?? ''}${JSON.stringify(b.input ?? {})}` : '')).join('');
+}
+
+class MessagesStream implements StreamTranslator {
+  private counters: MessagesUsage | null = null;
+  private readonly delivered: string[] = [];
+  constructor(private readonly clientModel: string) {}
+
+  push(event: SseEvent): StreamStep {
+    let data: Record<string, unknown>;
+    try { data = JSON.parse(event.data) as Record<string, unknown>; }
+    catch { return { frames: [], error: new GatewayError('upstream_error', 'The upstream provider sent a malformed stream event.') }; }
+    const type = (data.type as string | undefined) ?? event.event ?? '';
+    if (type === 'error') return { frames: [], error: new GatewayError('upstream_error', upstreamMessage(data) ?? 'The upstream provider failed mid-stream.') };
+    if (type === 'message_start') {
+      const message = data.message as { usage?: MessagesUsage; model?: string };
+      message.model = this.clientModel;
+      this.counters = { ...(message.usage ?? {}) };
+    } else if (type === 'message_delta' && data.usage) {
+      // Cumulative: each field present replaces the previous value.
+      const latest = Object.fromEntries(Object.entries(data.usage as MessagesUsage).filter(([, v]) => v !== null && v !== undefined));
+      this.counters = { ...(this.counters ?? {}), ...latest };
+    } else if (type === 'content_block_start') {
+      const block = data.content_block as Block;
+      if (block.type === 'tool_use' && block.name) this.delivered.push(block.name);
+    } else if (type === 'content_block_delta') {
+      const delta = data.delta as { text?: string; partial_json?: string; thinking?: string };
+      this.delivered.push(delta.text ?? delta.partial_json ?? delta.thinking ?? '');
+    }
+    return { frames: [formatSse(JSON.stringify(data), event.event ?? type)], done: type === 'message_stop' };
+  }
+
+  usage(): TokenUsage | null {
+    return this.counters ? normalizeMessagesUsage(this.counters) : null;
+  }
+
+  deliveredText(): string { return this.delivered.join(''); }
+}
+
+/** Maps upstream errors; the vendor's 529 "overloaded" is a 502 like any upstream failure. */
+export function mapMessagesError(status: number, body: unknown, headers: Record<string, string>): GatewayError {
+  return mapUpstreamError(status === 529 ? 503 : status, body, headers);
+}
+
+/** Creates the passthrough translator for one request. */
 export function createAnthropicMessagesToAnthropicMessages(_clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
-  throw new GatewayError('model_not_available', 'This translation is not available yet.');
+  return {
+    request: (body: Record<string, unknown>, offering: CompiledOffering) => ({ ...body, model: offering.upstreamModel }),
+    response(upstream, clientModel) {
+      const usage = upstream.usage as MessagesUsage | undefined;
+      return { body: { ...upstream, model: clientModel }, usage: usage ? normalizeMessagesUsage(usage) : null, outputText: blockText(upstream.content as Block[]) };
+    },
+    stream: (clientModel) => new MessagesStream(clientModel),
+    error: mapMessagesError,
+  };
 }

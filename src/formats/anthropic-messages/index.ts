@@ -1,0 +1,42 @@
+/**
+ * The messages client format (spec 4.4): errors as `{type:"error", error:{type, message}}` (plus the
+ * gateway's stable `code`), named stream events ending with `message_stop`, and no `[DONE]`.
+ */
+import type { ErrorKind, GatewayError } from '../../errors.js';
+import { countMessagesPromptTokens } from '../../tokenize.js';
+import { formatSse } from '../../translate/sse.js';
+import { DEFAULT_TOOL_CALL_CAP } from '../openai-responses/index.js';
+import type { ClientFormat } from '../types.js';
+
+// The vendor's error type vocabulary.
+const ERROR_TYPES: Record<ErrorKind, string> = {
+  invalid_request: 'invalid_request_error',
+  authentication: 'authentication_error',
+  payment: 'billing_error',
+  not_found: 'not_found_error',
+  rate_limit: 'rate_limit_error',
+  upstream: 'api_error',
+  timeout: 'timeout_error',
+  internal: 'api_error',
+  too_large: 'request_too_large',
+};
+
+function errorBody(error: GatewayError): Record<string, unknown> {
+  return { type: 'error', error: { type: ERROR_TYPES[error.kind], message: error.message, code: error.code } };
+}
+
+/** The messages client format. */
+export const anthropicMessagesFormat: ClientFormat = {
+  id: 'anthropic-messages',
+  errorBody,
+  streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error)), 'error'),
+  streamDoneFrame: null,
+  estimateInputTokens: countMessagesPromptTokens,
+  requestedMaxOutput: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),
+  billableTools: (body): Record<string, number> => {
+    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: string; max_uses?: number }>) : [];
+    const search = tools.filter((t) => (t.type ?? '').startsWith('web_search_'));
+    if (search.length === 0) return {};
+    return { web_search: search.reduce((n, t) => n + (typeof t.max_uses === 'number' ? t.max_uses : DEFAULT_TOOL_CALL_CAP), 0) };
+  },
+};
