@@ -71,6 +71,7 @@ const CATALOG_SCHEMA: Json = {
     data: { type: 'array', items: { type: 'object', required: ['id', 'provider', 'service_type', 'availability', 'billing'], properties: {
       id: { type: 'string' }, provider: { type: 'string' }, service_type: { type: 'string' },
       availability: { enum: ['available', 'coming_soon', 'unavailable'] },
+      native_responses: { type: 'boolean' },
       billing: { type: 'object', required: ['unit', 'per', 'prices'], properties: { unit: { type: 'string' }, per: { type: 'integer' }, prices: { type: 'object', additionalProperties: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } } } },
     } } },
   },

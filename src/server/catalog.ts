@@ -10,6 +10,8 @@ function entry(o: CompiledOffering): Record<string, unknown> {
     provider: o.providerId,
     service_type: o.serviceType,
     availability: o.availability,
+    // For agentic clients (spec 4.2 rule 3): served natively by the responses API, or chat-only.
+    ...(o.serviceType === 'CHAT' || o.serviceType === 'CODE' ? { native_responses: o.nativeResponses } : {}),
     // Token prices are USD per `per` tokens; tool prices (e.g. web_search) sit beside them, USD per call.
     billing: { unit: o.billing.unit, per: Number(o.billing.per), prices: { ...o.billing.priceText, ...o.billing.toolText } },
   };

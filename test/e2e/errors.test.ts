@@ -73,10 +73,12 @@ describeStore('auth and errors', () => {
   it('serves the catalogue without auth and the OpenAPI document', async () => {
     const catalog = (await (await call('/api/public/catalog')).json()) as { data: Array<Record<string, unknown>> };
     expect(catalog.data.find((o) => o.id === 'gpt-4o-mini')).toEqual({
-      id: 'gpt-4o-mini', provider: 'openai', service_type: 'CHAT', availability: 'available',
+      id: 'gpt-4o-mini', provider: 'openai', service_type: 'CHAT', availability: 'available', native_responses: false,
       billing: { unit: 'token', per: 1000000, prices: { input: '0.15', output: '0.60', cached_input: '0.075' } },
     });
     expect(catalog.data.find((o) => o.id === 'gpt-4.1-codex-preview')?.availability).toBe('coming_soon');
+    expect(catalog.data.find((o) => o.id === 'gpt-4o')).toMatchObject({ native_responses: true, billing: { prices: { web_search: '0.01' } } });
+    expect(catalog.data.find((o) => o.id === 'claude-sonnet-4-5')).toMatchObject({ provider: 'anthropic', billing: { prices: { cache_write: '3.75', cached_input: '0.30' } } });
     const openapi = (await (await call('/openapi.json')).json()) as { openapi: string };
     expect(openapi.openapi).toBe('3.1.0');
   });
