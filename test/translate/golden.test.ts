@@ -53,7 +53,7 @@ it('has fixtures for every registered translator folder', () => {
 
 for (const pair of pairs) {
   const [from, to] = pair.split('--') as [string, string];
-  const cases = readdirSync(join(here, pair));
+  const cases = readdirSync(join(here, pair), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
   describe(pair, () => {
     for (const name of cases) {
       const dir = join(here, pair, name);
