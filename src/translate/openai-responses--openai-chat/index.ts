@@ -1,8 +1,26 @@
-/** openai-responses--openai-chat: being written (issue 3); refuses every request until then. */
-import { GatewayError } from '../../errors.js';
+/**
+ * openai-responses client to openai-chat upstream (spec 4.2 rule 2): a Responses API request
+ * (`POST /v1/responses`, as the official SDKs send it) served by a chat-completions-only model.
+ * Function and custom tools translate; built-in tools are refused (`tool_not_available` for
+ * code_interpreter, image_generation and file_search, `unsupported_responses_tools` for the rest);
+ * parameters chat completions cannot carry are refused with `unsupported_parameter` (request.ts
+ * lists each one). Answers and streams come back in Responses shape with normalized usage.
+ */
 import type { Translator, TranslatorOptions } from '../types.js';
+import { mapUpstreamError } from '../upstream-error.js';
+import { nowSeconds } from './envelope.js';
+import { buildChatRequest } from './request.js';
+import { translateResponse } from './response.js';
+import { ResponsesStream } from './stream.js';
 
 /** Creates the openai-responses--openai-chat translator for one request. */
-export function createOpenaiResponsesToOpenaiChat(_clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
-  throw new GatewayError('model_not_available', 'This translation is not available yet.');
+export function createOpenaiResponsesToOpenaiChat(clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
+  // The Response is created when the gateway receives the request.
+  const createdAt = nowSeconds();
+  return {
+    request: (body, offering) => buildChatRequest(body, offering),
+    response: (upstream, clientModel) => translateResponse(clientBody, createdAt, upstream, clientModel),
+    stream: (clientModel) => new ResponsesStream(clientBody, clientModel, createdAt),
+    error: mapUpstreamError,
+  };
 }
