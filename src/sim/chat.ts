@@ -2,8 +2,10 @@
  * The simulator's deterministic chat-completions logic: request validation, the answer (text or one
  * tool call), usage, and the OpenAI JSON / stream-chunk shapes. No I/O; answers are memoised by body.
  */
-import { createHash } from 'node:crypto';
 import { countChatPromptTokens, countTextTokens } from '../tokenize.js';
+import { bodyHash, isRecord, Memo, outputBudget, partsText, replyText, sampleObject, slices, splitWords, type Rec } from './text.js';
+
+export { DEFAULT_MAX_TOKENS } from './text.js';
 
 /** The request fields the simulator looks at. */
 export interface SimChatRequest {
@@ -43,15 +45,7 @@ export interface SimAnswer {
   usage: SimUsage;
 }
 
-/** Output budget when the client sets none. */
-export const DEFAULT_MAX_TOKENS = 24;
-const MAX_OUTPUT_TOKENS = 4096;
-const FILLER = ' lorem';
 const FINGERPRINT = 'fp_sim';
-
-type Rec = Record<string, unknown>;
-const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
-const splitWords = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
 
 /** Either a value or an OpenAI-style 400 reason. */
 export type SimResult<T> = { ok: true; value: T } | { ok: false; error: SimRequestError };
@@ -80,35 +74,7 @@ export function validateChatRequest(body: unknown): SimResult<SimChatRequest> {
 }
 
 /** Plain text of a message content: a string or the text parts of a content array. */
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.filter((p): p is Rec => isRecord(p) && p.type === 'text' && typeof p.text === 'string').map((p) => p.text as string).join(' ');
-}
-
-/** A deterministic value satisfying a JSON-schema property (required properties of objects are filled in). */
-function sampleValue(schema: unknown, depth = 0): unknown {
-  if (!isRecord(schema)) return 'sim';
-  if ('const' in schema) return schema.const;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
-  switch (type) {
-    case 'number': case 'integer': return 1;
-    case 'boolean': return true;
-    case 'array': return [];
-    case 'null': return null;
-    case 'object': return depth < 8 ? sampleObject(schema, depth + 1) : {};
-    default: return 'sim';
-  }
-}
-
-function sampleObject(schema: Rec, depth: number): Rec {
-  const out: Rec = {};
-  const props = isRecord(schema.properties) ? schema.properties : {};
-  const required = Array.isArray(schema.required) ? schema.required : [];
-  for (const name of required) if (typeof name === 'string') out[name] = sampleValue(props[name], depth);
-  return out;
-}
+const contentText = (content: unknown): string => partsText(content, ['text']);
 
 /** The function tool to call, null for a text answer, or a 400 reason for an unknown forced tool. */
 function pickTool(req: SimChatRequest): { name: string; parameters: unknown } | null | SimRequestError {
@@ -126,53 +92,27 @@ function pickTool(req: SimChatRequest): { name: string; parameters: unknown } | 
   return tools[0]!;
 }
 
-/** The reply text within `budget` tokens, its token count, and whether the budget cut the sentence itself. */
-function replyText(req: SimChatRequest, budget: number): { text: string; tokens: number; cut: boolean } {
+/** The reply text within `budget` tokens, quoting the last user message. */
+function chatReply(req: SimChatRequest, budget: number): { text: string; tokens: number; cut: boolean } {
   let user = '';
   for (let i = req.messages.length - 1; i >= 0; i--) {
     const m = req.messages[i] as Rec;
-    if (m.role === 'user') { user = contentText(m.content).trim(); break; }
+    if (m.role === 'user') { user = contentText(m.content); break; }
   }
-  const sentence = splitWords(`This is a simulated reply to: ${Array.from(user).slice(0, 200).join('')}`);
-  const base = sentence.join('');
-  const baseTokens = countTextTokens(base);
-  if (baseTokens <= budget) {
-    // Each filler is its own pre-token, so counts add up; the loop only guards that assumption.
-    for (let fillers = budget - baseTokens; ; fillers--) {
-      const text = base + FILLER.repeat(fillers);
-      const tokens = fillers === 0 ? baseTokens : countTextTokens(text);
-      if (tokens <= budget) return { text, tokens, cut: false };
-    }
-  }
-  let lo = 0;
-  let hi = sentence.length - 1; // largest k whose prefix fits; k = 0 (empty) always does
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (countTextTokens(sentence.slice(0, mid).join('')) <= budget) lo = mid; else hi = mid - 1;
-  }
-  const text = sentence.slice(0, lo).join('');
-  return { text, tokens: countTextTokens(text), cut: true };
+  return replyText(user, budget);
 }
 
-/** Recent answers by raw body (benchmarks repeat bodies); `created` is refreshed on every hit. */
-const memo = new Map<string, SimResult<SimAnswer>>();
-const MEMO_ENTRIES = 256;
-const MEMO_MAX_BODY = 16 * 1024;
+/** Recent answers by raw body (benchmarks repeat bodies); `created` is refreshed on every call. */
+const memo = new Memo<SimResult<SimAnswer>>();
 
 /** Computes the deterministic answer to a validated request; `rawBody` seeds ids (and keys a small cache). */
 export function answerChat(req: SimChatRequest, rawBody: string): SimResult<SimAnswer> {
-  const hit = memo.get(rawBody);
-  if (hit) return hit.ok ? { ok: true, value: { ...hit.value, created: Math.floor(Date.now() / 1000) } } : hit;
-  const result = computeAnswer(req, rawBody);
-  if (rawBody.length <= MEMO_MAX_BODY) {
-    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
-    memo.set(rawBody, result);
-  }
-  return result;
+  const result = memo.get(rawBody, () => computeAnswer(req, rawBody));
+  return result.ok ? { ok: true, value: { ...result.value, created: Math.floor(Date.now() / 1000) } } : result;
 }
 
 function computeAnswer(req: SimChatRequest, rawBody: string): SimResult<SimAnswer> {
-  const hash = createHash('sha256').update(rawBody).digest('hex');
+  const hash = bodyHash(rawBody);
   const promptTokens = countChatPromptTokens(req.messages, req.tools ?? undefined);
   const first = req.messages[0] as Rec;
   const systemText = first.role === 'system' || first.role === 'developer' ? contentText(first.content) : '';
@@ -194,8 +134,8 @@ function computeAnswer(req: SimChatRequest, rawBody: string): SimResult<SimAnswe
     const value: SimAnswer = { ...base, words: [], content: null, toolCall, finishReason: 'tool_calls', usage: usage(countTextTokens(tool.name + args)) };
     return { ok: true, value };
   }
-  const budget = Math.min(req.max_tokens ?? req.max_completion_tokens ?? DEFAULT_MAX_TOKENS, MAX_OUTPUT_TOKENS);
-  const { text, tokens, cut } = replyText(req, budget);
+  const budget = outputBudget(req.max_tokens ?? req.max_completion_tokens);
+  const { text, tokens, cut } = chatReply(req, budget);
   const value: SimAnswer = { ...base, words: splitWords(text), content: text, toolCall: null, finishReason: cut ? 'length' : 'stop', usage: usage(tokens) };
   return { ok: true, value };
 }
@@ -232,8 +172,7 @@ export function streamEvents(a: SimAnswer, includeUsage: boolean): string[] {
   if (a.toolCall) {
     const { id, name, arguments: args } = a.toolCall;
     out.push(event({ role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }], refusal: null }));
-    const step = Math.max(1, Math.ceil(args.length / 3));
-    for (let i = 0; i < args.length; i += step) out.push(event({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + step) } }] }));
+    for (const piece of slices(args, 3)) out.push(event({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
   } else {
     out.push(event({ role: 'assistant', content: '', refusal: null }));
     for (const word of a.words) out.push(event({ content: word }));

@@ -1,20 +1,23 @@
-/** Fault injection for the simulator: a list of faults, each optionally scoped to one model. */
+/** Fault injection for the simulator: a list of faults, each optionally scoped to one model; every wire format honours them. */
 
 /** One injected fault; all fields optional, effects combine. */
 export interface SimFault {
-  /** Answer this HTTP status (400-599) with an OpenAI-shaped error body. */
+  /** Answer this HTTP status (400-599) with an error body in the request's format (OpenAI or Anthropic shape). */
   status?: number;
   /** Wait this long before sending response headers. */
   latency_ms?: number;
-  /** Stream only: destroy the socket after this many data chunks (no [DONE], no usage). */
+  /** Stream only: destroy the socket after this many events (no [DONE] / final event, no usage). */
   truncate_after_chunks?: number;
-  /** Never report usage (JSON: no `usage` field; stream: no usage chunk even if asked). */
+  /**
+   * Never report usage. Chat: no `usage` field / usage chunk. Responses: `usage: null` in the final
+   * Response. Messages: no `usage` field in JSON; in a stream, zeros in message_start and no usage in message_delta.
+   */
   omit_usage?: boolean;
-  /** Stream only: after this many data chunks send an error event and end the response. */
+  /** Stream only: after this many events send the format's error event and end the response. */
   error_after_chunks?: number;
   /** How many matching requests this fault applies to; unlimited when absent. */
   times?: number;
-  /** Extension: stream only, wait this long between data chunks (to test mid-stream aborts). */
+  /** Extension: stream only, wait this long between events (to test mid-stream aborts). */
   chunk_delay_ms?: number;
 }
 

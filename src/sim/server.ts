@@ -1,11 +1,16 @@
 /**
- * A deterministic upstream speaking the OpenAI chat-completions wire format, on plain node:http.
- * Routes: POST /v1/chat/completions, GET /v1/models, and the control API under /__sim/
- * (faults, last request, stats, reset). See chat.ts for the answer and faults.ts for fault injection.
+ * A deterministic upstream on plain node:http speaking three wire formats: OpenAI chat completions
+ * (POST /v1/chat/completions, chat.ts), OpenAI responses (POST /v1/responses, responses.ts) and
+ * Anthropic messages (POST /v1/messages and /v1/messages/count_tokens, messages.ts); plus
+ * GET /v1/models and the control API under /__sim/ (faults, last request, stats, reset). Every
+ * format takes the same faults (faults.ts); exchange.ts applies the stream-level ones.
  */
 import http from 'node:http';
-import { answerChat, completionBody, streamEvents, validateChatRequest, type SimAnswer } from './chat.js';
+import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, type SimFault } from './faults.js';
+import { createMessagesRoutes } from './messages-route.js';
+import { chatRoute, openaiError as errorBody } from './openai-route.js';
+import { responsesRoute } from './responses-route.js';
 
 export type { SimFault } from './faults.js';
 
@@ -14,7 +19,7 @@ export interface Simulator {
   readonly port: number;
   /** Base URL without path, e.g. `http://127.0.0.1:8089`; the OpenAI base URL is `url + '/v1'`. */
   readonly url: string;
-  /** Chat-completion requests received since start or the last `POST /__sim/reset`. */
+  /** Model requests (any format, count_tokens included) received since start or the last `POST /__sim/reset`. */
   readonly requests: number;
   /** Stops listening and drops open connections. */
   close(): Promise<void>;
@@ -26,38 +31,24 @@ export interface SimulatorOptions {
   port?: number;
   /** Interface to bind; default 127.0.0.1. */
   host?: string;
-  /** Fixed latency before every chat answer's headers, for benchmarks. */
+  /** Fixed latency before every answer's headers (any format), for benchmarks. */
   latencyMs?: number;
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
-const ERROR_EVENT = `data: ${JSON.stringify({ error: { message: 'simulated upstream error', type: 'server_error', code: 'upstream_error' } })}\n\n`;
-
 type Json = Record<string, unknown>;
-
-function errorBody(message: string, type: string, param: string | null = null, code: string | null = null): Json {
-  return { error: { message, type, param, code } };
-}
-
-/** The OpenAI-shaped error body and extra headers for a fault status. */
-function faultResponse(status: number): { body: Json; headers: http.OutgoingHttpHeaders } {
-  if (status === 429) {
-    return { body: errorBody('Rate limit reached (simulated).', 'rate_limit_exceeded', null, 'rate_limit_exceeded'), headers: { 'retry-after': '7' } };
-  }
-  if (status >= 500) return { body: errorBody(`The server had an error while processing your request (simulated ${status}).`, 'server_error'), headers: {} };
-  const kinds: Record<number, [string, string | null]> = {
-    401: ['authentication_error', 'invalid_api_key'], 403: ['permission_error', null], 404: ['invalid_request_error', 'model_not_found'],
-  };
-  const [type, code] = kinds[status] ?? ['invalid_request_error', null];
-  return { body: errorBody(`Simulated error (status ${status}).`, type, null, code), headers: {} };
-}
 
 /** Starts a simulator listening on `opts.port` (0 = random) and resolves once it accepts connections. */
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const faults = new FaultStore();
   const sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let requests = 0;
-  let last: { headers: http.IncomingHttpHeaders; body: unknown } | null = null;
+  let last: { path: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
+  const messages = createMessagesRoutes();
+  const routes = new Map<string, SimRoute>([
+    ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute],
+    ['/v1/messages', messages.messages], ['/v1/messages/count_tokens', messages.countTokens],
+  ]);
   let closing = false;
 
   const sleep = (ms: number) => new Promise<void>((resolve) => {
@@ -78,60 +69,27 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       res.end(data);
     };
 
-    /** Writes the stream chunks, applying the chunk-level faults. */
-    const stream = async (answer: SimAnswer, includeUsage: boolean, fault: SimFault, requestId: string) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId });
-      res.flushHeaders();
-      const events = streamEvents(answer, includeUsage);
-      const truncate = fault.truncate_after_chunks;
-      const errorAfter = fault.error_after_chunks;
-      const mode = truncate !== undefined && (errorAfter === undefined || truncate < errorAfter) ? 'truncate' : errorAfter !== undefined ? 'error' : 'done';
-      const limit = Math.min(events.length, mode === 'truncate' ? truncate! : mode === 'error' ? errorAfter! : events.length);
-      let flushed: Promise<void> = Promise.resolve();
-      for (let i = 0; i < limit; i++) {
-        if (fault.chunk_delay_ms && i > 0) await sleep(fault.chunk_delay_ms);
-        if (isGone()) return;
-        // Each event is its own write (flushed as written); only a truncation waits for the last one.
-        let ok: boolean = true;
-        if (mode === 'truncate' && i === limit - 1) flushed = new Promise<void>((done) => { ok = res.write(events[i]!, () => done()); });
-        else ok = res.write(events[i]!);
-        if (!ok) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
-      }
-      if (isGone()) return;
-      if (mode === 'truncate') {
-        await Promise.race([flushed, closed]);
-        res.destroy();
-      } else if (mode === 'error') {
-        res.end(ERROR_EVENT);
-      } else {
-        res.end('data: [DONE]\n\n');
-      }
-    };
-
-    const chat = async (raw: string) => {
+    /** Runs a model request: records it, applies latency and status faults, then lets the route answer. */
+    const answer = async (route: SimRoute, path: string, raw: string) => {
       requests += 1;
-      let body: unknown = raw;
+      let body: unknown;
       let parsed = true;
       try { body = JSON.parse(raw); } catch { parsed = false; }
-      last = { headers: req.headers, body };
+      last = { path, headers: req.headers, body: parsed ? body : raw };
       const record = typeof body === 'object' && body !== null ? (body as Json) : {};
       const fault: SimFault = faults.take(typeof record.model === 'string' ? record.model : undefined) ?? {};
       const wait = (opts.latencyMs ?? 0) + (fault.latency_ms ?? 0);
       if (wait > 0) await sleep(wait);
       if (isGone()) return;
       if (fault.status !== undefined) {
-        const { body: errBody, headers } = faultResponse(fault.status);
+        const { body: errBody, headers } = route.faultResponse(fault.status, raw);
         return sendJson(fault.status, errBody, headers);
       }
-      if (!parsed) return sendJson(400, errorBody('We could not parse the JSON body of your request.', 'invalid_request_error'));
-      const valid = validateChatRequest(body);
-      if (!valid.ok) return sendJson(400, errorBody(valid.error.message, 'invalid_request_error', valid.error.param, valid.error.code));
-      const answer = answerChat(valid.value, raw);
-      if (!answer.ok) return sendJson(400, errorBody(answer.error.message, 'invalid_request_error', answer.error.param, answer.error.code));
-      const requestId = `req_sim_${answer.value.id.slice('chatcmpl-sim'.length)}`;
-      if (valid.value.stream !== true) return sendJson(200, completionBody(answer.value, fault.omit_usage === true), { 'x-request-id': requestId });
-      const includeUsage = valid.value.stream_options?.include_usage === true && fault.omit_usage !== true;
-      await stream(answer.value, includeUsage, fault, requestId);
+      const exchange: Exchange = {
+        headers: req.headers, raw, body, parsed, fault, sendJson,
+        stream: (events, end, headers) => writeEvents({ res, isGone, closed, sleep }, events, end, fault, headers),
+      };
+      await route.handle(exchange);
     };
 
     const control = (method: string, path: string, raw: string) => {
@@ -146,12 +104,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       }
       if (path === '/__sim/reset' && method === 'POST') {
         faults.clear();
+        messages.reset();
         requests = 0;
         last = null;
         return sendJson(200, { ok: true });
       }
       if (path === '/__sim/last' && method === 'GET') {
-        return last ? sendJson(200, last) : sendJson(404, errorBody('no chat request received yet', 'invalid_request_error'));
+        return last ? sendJson(200, last) : sendJson(404, errorBody('no request received yet', 'invalid_request_error'));
       }
       if (path === '/__sim/stats' && method === 'GET') return sendJson(200, { requests, faults: faults.list().length });
       return notFound(method, path);
@@ -173,7 +132,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       const method = req.method ?? 'GET';
       const path = (req.url ?? '/').split('?')[0]!;
       const route = async () => {
-        if (path === '/v1/chat/completions' && method === 'POST') return chat(raw);
+        const model = method === 'POST' ? routes.get(path) : undefined;
+        if (model) return answer(model, path, raw);
         if (path === '/v1/models' && method === 'GET') return sendJson(200, { object: 'list', data: [] });
         if (path.startsWith('/__sim/')) return control(method, path, raw);
         return notFound(method, path);

@@ -1,0 +1,79 @@
+/**
+ * The contract between the simulator's HTTP server and its wire formats: a route gets one parsed
+ * request (after latency and status faults were applied) and answers with JSON or a list of
+ * server-sent events, which `writeEvents` sends with the chunk-level faults.
+ */
+import type http from 'node:http';
+import type { SimFault } from './faults.js';
+
+/** How a stream ends: the format's error event (given how many events were sent) and its terminator. */
+export interface StreamEnd {
+  error: (sent: number) => string;
+  /** Written after the last event of a complete stream, e.g. `data: [DONE]\n\n`; nothing when absent. */
+  done?: string;
+}
+
+/** One request as a route sees it. */
+export interface Exchange {
+  readonly headers: http.IncomingHttpHeaders;
+  readonly raw: string;
+  /** The parsed JSON body; `undefined` when `parsed` is false. */
+  readonly body: unknown;
+  readonly parsed: boolean;
+  /** The fault that applies to this request (empty when none). */
+  readonly fault: SimFault;
+  sendJson(status: number, body: unknown, headers?: http.OutgoingHttpHeaders): void;
+  /** Sends `events` as a 200 event stream, applying chunk_delay_ms, truncate_after_chunks and error_after_chunks. */
+  stream(events: readonly string[], end: StreamEnd, headers?: http.OutgoingHttpHeaders): Promise<void>;
+}
+
+/** A wire-format endpoint of the simulator. */
+export interface SimRoute {
+  /** The error body (in the format's shape) and extra headers for a `fault.status`. */
+  faultResponse(status: number, raw: string): { body: unknown; headers: http.OutgoingHttpHeaders };
+  handle(x: Exchange): Promise<void>;
+}
+
+/** What `writeEvents` needs from the connection. */
+export interface StreamSink {
+  res: http.ServerResponse;
+  isGone(): boolean;
+  /** Resolves when the response closes. */
+  closed: Promise<void>;
+  sleep(ms: number): Promise<void>;
+}
+
+/** A named server-sent event: `event: <name>\ndata: <json>\n\n`. */
+export const namedEvent = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** Writes a 200 event stream: `events` in order (one write each), then `end.done`, or the fault's cut or error event. */
+export async function writeEvents(
+  sink: StreamSink, events: readonly string[], end: StreamEnd, fault: SimFault, headers: http.OutgoingHttpHeaders = {},
+): Promise<void> {
+  const { res, isGone, closed, sleep } = sink;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...headers });
+  res.flushHeaders();
+  const truncate = fault.truncate_after_chunks;
+  const errorAfter = fault.error_after_chunks;
+  const mode = truncate !== undefined && (errorAfter === undefined || truncate < errorAfter) ? 'truncate' : errorAfter !== undefined ? 'error' : 'done';
+  const limit = Math.min(events.length, mode === 'truncate' ? truncate! : mode === 'error' ? errorAfter! : events.length);
+  let flushed: Promise<void> = Promise.resolve();
+  for (let i = 0; i < limit; i++) {
+    if (fault.chunk_delay_ms && i > 0) await sleep(fault.chunk_delay_ms);
+    if (isGone()) return;
+    // Each event is its own write (flushed as written); only a truncation waits for the last one.
+    let ok: boolean = true;
+    if (mode === 'truncate' && i === limit - 1) flushed = new Promise<void>((done) => { ok = res.write(events[i]!, () => done()); });
+    else ok = res.write(events[i]!);
+    if (!ok) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
+  }
+  if (isGone()) return;
+  if (mode === 'truncate') {
+    await Promise.race([flushed, closed]);
+    res.destroy();
+  } else if (mode === 'error') {
+    res.end(end.error(limit));
+  } else {
+    res.end(end.done ?? '');
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * OpenAI-shaped errors shared by the chat-completions and responses routes, and the
+ * chat-completions route itself (`POST /v1/chat/completions`).
+ */
+import type http from 'node:http';
+import { answerChat, completionBody, streamEvents, validateChatRequest } from './chat.js';
+import type { SimRoute } from './exchange.js';
+
+type Json = Record<string, unknown>;
+
+/** An OpenAI error body `{error: {message, type, param, code}}`. */
+export function openaiError(message: string, type: string, param: string | null = null, code: string | null = null): Json {
+  return { error: { message, type, param, code } };
+}
+
+/** The OpenAI-shaped error body and extra headers for a fault status. */
+export function openaiFaultResponse(status: number): { body: Json; headers: http.OutgoingHttpHeaders } {
+  if (status === 429) {
+    return { body: openaiError('Rate limit reached (simulated).', 'rate_limit_exceeded', null, 'rate_limit_exceeded'), headers: { 'retry-after': '7' } };
+  }
+  if (status >= 500) return { body: openaiError(`The server had an error while processing your request (simulated ${status}).`, 'server_error'), headers: {} };
+  const kinds: Record<number, [string, string | null]> = {
+    401: ['authentication_error', 'invalid_api_key'], 403: ['permission_error', null], 404: ['invalid_request_error', 'model_not_found'],
+  };
+  const [type, code] = kinds[status] ?? ['invalid_request_error', null];
+  return { body: openaiError(`Simulated error (status ${status}).`, type, null, code), headers: {} };
+}
+
+/** The 400 for a body that is not JSON. */
+export const unparsableJson = (): Json => openaiError('We could not parse the JSON body of your request.', 'invalid_request_error');
+
+const CHAT_ERROR_EVENT = `data: ${JSON.stringify({ error: { message: 'simulated upstream error', type: 'server_error', code: 'upstream_error' } })}\n\n`;
+
+/** `POST /v1/chat/completions`. */
+export const chatRoute: SimRoute = {
+  faultResponse: openaiFaultResponse,
+  async handle(x) {
+    if (!x.parsed) return x.sendJson(400, unparsableJson());
+    const valid = validateChatRequest(x.body);
+    if (!valid.ok) return x.sendJson(400, openaiError(valid.error.message, 'invalid_request_error', valid.error.param, valid.error.code));
+    const answer = answerChat(valid.value, x.raw);
+    if (!answer.ok) return x.sendJson(400, openaiError(answer.error.message, 'invalid_request_error', answer.error.param, answer.error.code));
+    const headers = { 'x-request-id': `req_sim_${answer.value.id.slice('chatcmpl-sim'.length)}` };
+    if (valid.value.stream !== true) return x.sendJson(200, completionBody(answer.value, x.fault.omit_usage === true), headers);
+    const includeUsage = valid.value.stream_options?.include_usage === true && x.fault.omit_usage !== true;
+    await x.stream(streamEvents(answer.value, includeUsage), { error: () => CHAT_ERROR_EVENT, done: 'data: [DONE]\n\n' }, headers);
+  },
+};

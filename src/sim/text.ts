@@ -1,0 +1,119 @@
+/**
+ * Helpers shared by every wire format of the simulator: the deterministic reply text within a token
+ * budget, schema-driven tool arguments, web-search triggers, ids and a small answer memo. No I/O.
+ */
+import { createHash } from 'node:crypto';
+import { countTextTokens } from '../tokenize.js';
+
+/** Output budget when the client sets none. */
+export const DEFAULT_MAX_TOKENS = 24;
+/** Hard cap of every output budget. */
+export const MAX_OUTPUT_TOKENS = 4096;
+/** Characters of the user text quoted in the reply (and used as a web-search query). */
+const QUOTE_CHARS = 200;
+const FILLER = ' lorem';
+
+export type Rec = Record<string, unknown>;
+export const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Splits text into stream pieces: each word with its leading whitespace. */
+export const splitWords = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
+/** Hex SHA-256 of a request body; seeds every id of its answer. */
+export const bodyHash = (raw: string): string => createHash('sha256').update(raw).digest('hex');
+/** The effective output budget: the client's value (or the default) capped at `MAX_OUTPUT_TOKENS`. */
+export const outputBudget = (requested: number | null | undefined): number => Math.min(requested ?? DEFAULT_MAX_TOKENS, MAX_OUTPUT_TOKENS);
+/** The first `QUOTE_CHARS` characters (code points) of a text. */
+export const quote = (text: string): string => Array.from(text).slice(0, QUOTE_CHARS).join('');
+
+/** A deterministic value satisfying a JSON-schema property (required properties of objects are filled in). */
+export function sampleValue(schema: unknown, depth = 0): unknown {
+  if (!isRecord(schema)) return 'sim';
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'number': case 'integer': return 1;
+    case 'boolean': return true;
+    case 'array': return [];
+    case 'null': return null;
+    case 'object': return depth < 8 ? sampleObject(schema, depth + 1) : {};
+    default: return 'sim';
+  }
+}
+
+/** An object with every required property of `schema` filled in by `sampleValue`. */
+export function sampleObject(schema: unknown, depth = 0): Rec {
+  const out: Rec = {};
+  if (!isRecord(schema)) return out;
+  const props = isRecord(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  for (const name of required) if (typeof name === 'string') out[name] = sampleValue(props[name], depth);
+  return out;
+}
+
+/**
+ * The reply `This is a simulated reply to: <user text>` within `budget` tokens: padded with " lorem"
+ * to exactly `budget` tokens when the sentence fits (`cut` false), otherwise its longest word prefix
+ * that fits (`cut` true). `userText` is trimmed and quoted up to 200 characters.
+ */
+export function replyText(userText: string, budget: number): { text: string; tokens: number; cut: boolean } {
+  const sentence = splitWords(`This is a simulated reply to: ${quote(userText.trim())}`);
+  const base = sentence.join('');
+  const baseTokens = countTextTokens(base);
+  if (baseTokens <= budget) {
+    // Each filler is its own pre-token, so counts add up; the loop only guards that assumption.
+    for (let fillers = budget - baseTokens; ; fillers--) {
+      const text = base + FILLER.repeat(fillers);
+      const tokens = fillers === 0 ? baseTokens : countTextTokens(text);
+      if (tokens <= budget) return { text, tokens, cut: false };
+    }
+  }
+  let lo = 0;
+  let hi = sentence.length - 1; // largest k whose prefix fits; k = 0 (empty) always does
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (countTextTokens(sentence.slice(0, mid).join('')) <= budget) lo = mid; else hi = mid - 1;
+  }
+  const text = sentence.slice(0, lo).join('');
+  return { text, tokens: countTextTokens(text), cut: true };
+}
+
+/** Built-in web searches a prompt triggers: 0 without the word "search", else 2 with the word "twice", else 1. */
+export function webSearchCount(userText: string): number {
+  if (!/\bsearch\b/i.test(userText)) return 0;
+  return /\btwice\b/i.test(userText) ? 2 : 1;
+}
+
+/** Text of a content value: a string, or the `text` of every part carrying one, joined by a space. */
+export function partsText(content: unknown, partTypes: readonly string[]): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((p): p is Rec => isRecord(p) && partTypes.includes(p.type as string) && typeof p.text === 'string')
+    .map((p) => p.text as string).join(' ');
+}
+
+/** Splits a string into `pieces` consecutive non-empty slices (fewer when it is shorter). */
+export function slices(text: string, pieces: number): string[] {
+  const step = Math.max(1, Math.ceil(text.length / pieces));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += step) out.push(text.slice(i, i + step));
+  return out;
+}
+
+/** A small insertion-ordered memo (benchmarks repeat bodies; tokenizing long prompts is not free). */
+export class Memo<T> {
+  private readonly entries = new Map<string, T>();
+  constructor(private readonly maxEntries = 256, private readonly maxKeyLength = 16 * 1024) {}
+
+  /** The memoised value for `key`, computing and storing it on a miss. */
+  get(key: string, compute: () => T): T {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) return hit;
+    const value = compute();
+    if (key.length <= this.maxKeyLength) {
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+}
