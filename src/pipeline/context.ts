@@ -31,7 +31,8 @@ export interface RequestContext {
   model: { offering: CompiledOffering; provider: CompiledProvider } | null;
   /** The operation chosen for the model, and its wire format. */
   upstream: { choice: RouteUpstream; format: string } | null;
-  translation: { translator: Translator; upstreamBody: Record<string, unknown> } | null;
+  /** The translator is created by validate (its refusals are 400s before any reservation); translate builds the body. */
+  translation: { translator: Translator; upstreamBody: Record<string, unknown> | null } | null;
   hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean } | null;
   outcome: ForwardOutcome | null;
   /** True once any byte of the answer was written to the client. */

@@ -6,10 +6,8 @@
  * included, is also listed in the `sl-violations` header. A clean call therefore has no `sl-violations`
  * header, no problem+json body, and carries the gateway's own `x-request-id`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
@@ -18,45 +16,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ONLY_2020, prismAjvOptions as prismOptions, startPrismProxy as startPrism, stopChild } from '../helpers/prism.js';
 
 const SPEC = resolve('src/generated/openapi.json');
 const doc = JSON.parse(readFileSync(SPEC, 'utf8')) as { components: { schemas: Record<string, unknown> } };
 const require = createRequire(import.meta.url);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((ok) => server.close(ok));
-  return port;
-}
-
-/** Spawns `prism proxy SPEC upstream --errors` and resolves once it listens. */
-async function startPrism(spec: string, upstream: string): Promise<{ url: string; child: ChildProcess; log: () => string }> {
-  const port = await freePort();
-  const child = spawn(resolve('node_modules/.bin/prism'), ['proxy', spec, upstream, '--port', String(port), '--errors'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`prism did not start:\n${output}`)), 50_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = /Prism is listening on (http:\/\/\S+)/.exec(output.replace(/\x1b\[[0-9;]*m/g, ''));
-      if (found) { clearTimeout(timer); ok(found[1]!); }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => { clearTimeout(timer); fail(new Error(`prism exited (${code}):\n${output}`)); });
-  });
-  return { url, child, log: () => output };
-}
-
-async function stopChild(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((ok) => child.once('exit', ok));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((ok) => setTimeout(ok, 3_000))]);
-  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-}
 
 interface Answer { status: number; headers: Headers; text: string; json: any }
 
@@ -78,10 +42,6 @@ function expectClean(res: Answer, status: number, requestId = true): void {
   expect(res.status, res.text).toBe(status);
   if (requestId) expect(res.headers.get('x-request-id')).toMatch(/\S/);
 }
-
-const prismOptions = { allErrors: true, allowUnionTypes: true, allowMatchingProperties: true, strict: false, logger: false } as const;
-/** JSON Schema 2020-12 keywords that a draft-07 Ajv silently ignores. */
-const ONLY_2020 = ['prefixItems', '$defs', 'unevaluatedProperties', 'unevaluatedItems', 'dependentRequired', 'dependentSchemas', '$dynamicRef', '$dynamicAnchor', '$anchor', 'minContains', 'maxContains', 'contentSchema'];
 
 // The contract is store-independent (same HTTP surface on PGlite and PostgreSQL), and Prism is slow to
 // start: run it once, on the pglite project.

@@ -1,5 +1,4 @@
-/** Stage 4, translate: picks the `<client>--<upstream>` translator and builds the upstream body. */
-import { createTranslator } from '../../translate/registry.js';
+/** Stage 4, translate: builds the upstream body with the translator chosen for the model's operation. */
 import type { Stage } from '../stage.js';
 
 /** Translates proxy routes' requests. */
@@ -7,12 +6,9 @@ export const translateStage: Stage = {
   name: 'translate',
   compile: (route) => {
     if (route.manifest.handler !== 'proxy') return null;
-    const clientFormat = route.manifest.format;
     return (ctx) => {
-      const { offering } = ctx.model!;
-      const { choice, format } = ctx.upstream!;
-      const translator = createTranslator(clientFormat, format, ctx.body, offering.id, { params: choice.params });
-      ctx.translation = { translator, upstreamBody: translator.request(ctx.body, offering) };
+      const translation = ctx.translation!;
+      translation.upstreamBody = translation.translator.request(ctx.body, ctx.model!.offering);
     };
   },
 };

@@ -7,6 +7,7 @@ import { GatewayError } from '../../errors.js';
 import type { RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
 import { applyParamPolicies } from '../../translate/params.js';
+import { createTranslator } from '../../translate/registry.js';
 import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 
 function schemaMessage(error: ErrorObject): { message: string; param: string | null } {
@@ -38,6 +39,9 @@ export function resolveModel(ctx: RequestContext): void {
   const format = provider.operations[choice.operation]!.format;
   ctx.upstream = { choice, format };
   ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
+  // Creating the translator validates what only the translation knows (unsupported parameters and tools).
+  const translator = createTranslator(ctx.route.manifest.format, format, ctx.body, offering.id, { params: choice.params });
+  ctx.translation = { translator, upstreamBody: null };
 }
 
 /** Rejects a request missing a required header (e.g. the messages format's version header). */

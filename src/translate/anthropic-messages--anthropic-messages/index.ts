@@ -7,6 +7,7 @@
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
+import { countTextTokens } from '../../tokenize.js';
 import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
@@ -18,8 +19,12 @@ export interface MessagesUsage {
   server_tool_use?: { web_search_requests?: number | null } | null;
 }
 
-/** Normalized usage from the vendor's counters. */
-export function normalizeMessagesUsage(u: MessagesUsage): TokenUsage {
+/**
+ * Normalized usage from the vendor's counters, or null when they report no input at all: a
+ * 0/0 `message_start` is "no usage reported" (DESIGN.md pitfalls), so the gateway counts instead.
+ */
+export function normalizeMessagesUsage(u: MessagesUsage): TokenUsage | null {
+  if (!u.input_tokens && !u.cache_creation_input_tokens && !u.cache_read_input_tokens) return null;
   const write = u.cache_creation_input_tokens ?? 0;
   const read = u.cache_read_input_tokens ?? 0;
   const searches = u.server_tool_use?.web_search_requests ?? 0;
@@ -50,10 +55,12 @@ class MessagesStream implements StreamTranslator {
       const message = data.message as { usage?: MessagesUsage; model?: string };
       message.model = this.clientModel;
       this.counters = { ...(message.usage ?? {}) };
-    } else if (type === 'message_delta' && data.usage) {
+    } else if (type === 'message_delta') {
       // Cumulative: each field present replaces the previous value.
-      const latest = Object.fromEntries(Object.entries(data.usage as MessagesUsage).filter(([, v]) => v !== null && v !== undefined));
+      const latest = Object.fromEntries(Object.entries((data.usage ?? {}) as MessagesUsage).filter(([, v]) => v !== null && v !== undefined));
       this.counters = { ...(this.counters ?? {}), ...latest };
+      // Clients' stream helpers read message_delta.usage; an upstream that omitted it gets the gateway's count.
+      if (!data.usage) data.usage = { output_tokens: countTextTokens(this.delivered.join('')) };
     } else if (type === 'content_block_start') {
       const block = data.content_block as Block;
       if (block.type === 'tool_use' && block.name) this.delivered.push(block.name);
@@ -67,6 +74,7 @@ class MessagesStream implements StreamTranslator {
   usage(): TokenUsage | null {
     return this.counters ? normalizeMessagesUsage(this.counters) : null;
   }
+
 
   deliveredText(): string { return this.delivered.join(''); }
 }

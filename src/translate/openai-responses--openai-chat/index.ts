@@ -17,8 +17,10 @@ import { ResponsesStream } from './stream.js';
 export function createOpenaiResponsesToOpenaiChat(clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
   // The Response is created when the gateway receives the request.
   const createdAt = nowSeconds();
+  // Built up front so every refusal (parameters, built-in tools) is a 400 before anything is reserved.
+  const chatBody = buildChatRequest(clientBody);
   return {
-    request: (body, offering) => buildChatRequest(body, offering),
+    request: (_body, offering) => ({ ...chatBody, model: offering.upstreamModel }),
     response: (upstream, clientModel) => translateResponse(clientBody, createdAt, upstream, clientModel),
     stream: (clientModel) => new ResponsesStream(clientBody, clientModel, createdAt),
     error: mapUpstreamError,

@@ -3,7 +3,6 @@
  * what happens to it: mapped, copied, echoed only (it changes nothing upstream), or refused. An
  * unknown parameter is refused: nothing is silently dropped (DESIGN.md, "Contracts worth keeping").
  */
-import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
 import { isObject, isSet, refuseOtherKeys, unsupported, type Json } from './common.js';
 import { translateInput } from './input.js';
@@ -85,8 +84,8 @@ function refuseUnsupported(body: Json): void {
   }
 }
 
-/** The chat completions body for a Responses request. */
-export function buildChatRequest(body: Json, offering: CompiledOffering): Json {
+/** The chat completions body for a Responses request (the caller sets `model`). */
+export function buildChatRequest(body: Json): Json {
   refuseUnsupported(body);
   if (isObject(body.stream_options)) refuseOtherKeys(body.stream_options, ['include_obfuscation'], 'stream_options');
   const messages: Json[] = [];
@@ -97,7 +96,7 @@ export function buildChatRequest(body: Json, offering: CompiledOffering): Json {
   messages.push(...translateInput(body.input));
   if (messages.length === 0) throw new GatewayError('invalid_request', "The request needs 'input' or 'instructions'.", { param: 'input' });
 
-  const out: Json = { model: offering.upstreamModel, messages };
+  const out: Json = { model: '', messages };
   const tools = translateTools(body.tools);
   const toolChoice = translateToolChoice(body.tool_choice);
   if (tools) {
