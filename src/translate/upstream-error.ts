@@ -22,13 +22,15 @@ export function mapUpstreamError(status: number, body: unknown, headers: Record<
     if (headers['retry-after-ms']) retry['retry-after-ms'] = headers['retry-after-ms'];
     return new GatewayError('upstream_rate_limited', 'The upstream provider is rate limiting requests; retry later.', { headers: retry });
   }
-  if (status === 401 || status === 403) {
-    return new GatewayError('upstream_error', 'The upstream provider refused the gateway\'s credentials.');
+  // The gateway's own credentials or vendor account failed: the client's request is not at fault.
+  if (status === 401 || status === 402 || status === 403) {
+    return new GatewayError('upstream_error', 'The upstream provider refused the gateway\'s credentials or account.');
   }
   if (status >= 400 && status < 500) {
     const message = upstreamMessage(body) ?? `The upstream provider rejected the request (HTTP ${status}).`;
     const param = (body as { error?: { param?: unknown } } | null)?.error?.param;
-    return new GatewayError('invalid_request', message, { param: typeof param === 'string' ? param : null, status: status === 404 ? 400 : status });
+    // Clients are promised 400 and 413 (spec 7); any other upstream 4xx (404, 409, 422...) is a request error.
+    return new GatewayError('invalid_request', message, { param: typeof param === 'string' ? param : null, status: status === 413 ? 413 : 400 });
   }
   return new GatewayError('upstream_error', `The upstream provider failed (HTTP ${status}).`);
 }

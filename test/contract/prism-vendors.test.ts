@@ -150,13 +150,13 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: upstream requests
   });
 
   // End to end: a value the gateway forwards as is but the vendor's enum refuses. The mock answers 422,
-  // the client gets that 4xx, and viaGateway's checks fail on the logged violation. (If the gateway ever
+  // the client gets a 400, and viaGateway's checks fail on the logged violation. (If the gateway ever
   // validates reasoning_effort itself, nothing reaches the mock: pick another forwarded-as-is value.)
   it('negative control through the gateway: a forwarded value the vendor refuses fails the check', async () => {
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'extreme' };
     const mark = logMark(openai);
     const answer = await post('/v1/chat/completions', body);
-    expect(answer.status).toBe(422);
+    expect(answer.status).toBe(400);
     const [logged, ...rest] = await loggedRequestsSince(openai, mark, 1);
     expect(rest).toEqual([]);
     expect(logged).toMatchObject({ path: '/chat/completions', passed: false, body: { reasoning_effort: 'extreme' } });

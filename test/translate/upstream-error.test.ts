@@ -21,5 +21,8 @@ describe('mapUpstreamError', () => {
     expect(bad).toMatchObject({ code: 'invalid_request', status: 400, message: "Invalid 'temperature'" });
     expect(bad.extra.param).toBe('temperature');
     expect(mapUpstreamError(503, '<html>down</html>', {})).toMatchObject({ code: 'upstream_error', status: 502 });
+    expect(mapUpstreamError(422, { error: { message: 'bad enum' } }, {})).toMatchObject({ code: 'invalid_request', status: 400 });
+    expect(mapUpstreamError(413, null, {})).toMatchObject({ status: 413 });
+    expect(mapUpstreamError(402, { error: { message: 'vendor credit exhausted' } }, {})).toMatchObject({ code: 'upstream_error', status: 502 });
   });
 });
