@@ -17,6 +17,11 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['anthropic-messages--anthropic-count-tokens', createAnthropicMessagesToAnthropicCountTokens],
 ]);
 
+/** Every registered `<client>--<upstream>` pair (each must have golden fixtures). */
+export function translatorPairs(): string[] {
+  return [...TRANSLATORS.keys()];
+}
+
 /** True when a translator exists for the pair. */
 export function hasTranslator(clientFormat: string, upstreamFormat: string): boolean {
   return TRANSLATORS.has(`${clientFormat}--${upstreamFormat}`);
