@@ -10,6 +10,7 @@ import { ManifestError } from './config/errors.js';
 import { loadGateway } from './config/load.js';
 import { watchConfig, type ConfigWatcher } from './config/reload.js';
 import { Ledger } from './ledger/ledger.js';
+import { createLimiter } from './limits/index.js';
 import { AuthCache } from './pipeline/auth-cache.js';
 import type { Runtime } from './pipeline/stage.js';
 import { buildServer } from './server/app.js';
@@ -61,7 +62,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   let gateway = await compileGateway(raw, { env, simulatorUrl: await simulatorFor(raw) });
   const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir });
   const ledger = new Ledger(db);
-  const runtime: Runtime = { ledger, upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
+  const runtime: Runtime = { ledger, limiter: createLimiter(env), upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
   let generation = buildGeneration(gateway, runtime);
   const app = await buildServer({
     runtime, generation: () => generation, adminToken: env.GATEWAY_ADMIN_TOKEN || null,
@@ -108,6 +109,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
       await sweeper.stop();
       await app.close();
       await runtime.upstream.close();
+      await runtime.limiter.close();
       await (simulator as Simulator | null)?.close();
       await db.close();
     },

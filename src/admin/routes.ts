@@ -10,7 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../pipeline/auth-cache.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { AdminError, toAdminError } from './errors.js';
-import { accountJson, moneyField, reconcileJson, usageJson } from './views.js';
+import { accountJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
+import { registerLimitRoutes } from './limits.js';
 
 /** What the admin routes need. `token` is the admin bearer token (must be non-empty). */
 export interface AdminDeps {
@@ -20,11 +21,6 @@ export interface AdminDeps {
 }
 
 const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
-const idString = { type: 'string', minLength: 1, maxLength: 200 } as const;
-
-function paramsSchema(name: string) {
-  return { type: 'object', properties: { [name]: idString }, required: [name], additionalProperties: false };
-}
 
 const createAccountBody = {
   type: 'object',
@@ -41,7 +37,7 @@ const topupBody = {
 
 const usageQuery = {
   type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1 }, after: idString },
+  properties: { limit: { type: 'integer', minimum: 1 }, after: { type: 'string', minLength: 1, maxLength: 200 } },
   additionalProperties: false,
 } as const;
 
@@ -194,5 +190,6 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     });
 
     scope.post('/holds/sweep', async () => ({ released: await ledger.sweepExpiredHolds() }));
+    registerLimitRoutes(scope, ledger, auth);
   }, { prefix: '/admin' });
 }

@@ -63,3 +63,10 @@ export function moneyField(value: string, param: string, rule: 'any' | 'non_nega
   if (rule === 'positive' && nano <= 0n) throw new AdminError('invalid_amount', `${param} must be > 0`, param);
   return nano;
 }
+
+const idString = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+/** The params schema of a route with one id parameter. */
+export function paramsSchema(name: string) {
+  return { type: 'object', properties: { [name]: idString }, required: [name], additionalProperties: false };
+}

@@ -1,5 +1,6 @@
 /** The CLI commands: each maps to one admin API call (usage --all follows pages) and prints the answer. */
 import type { AdminClient } from './http.js';
+import { LIMIT_COMMANDS } from './limits.js';
 import { cell, keyValues, table } from './print.js';
 
 /** Where a command writes; `out` and `err` get whole chunks ending in a newline. */
@@ -151,6 +152,7 @@ export const COMMANDS: Command[] = [
       return show(ctx, { id, deleted: true }, () => `deleted ${id}\n`);
     },
   },
+  ...LIMIT_COMMANDS,
   {
     words: ['usage'], args: ['ACCOUNT_ID'], flags: ['--limit', '--after', '--all'],
     summary: 'list usage rows, newest first (--all follows every page)', run: usage,

@@ -10,9 +10,9 @@ export type { CliIo } from './commands.js';
 /** Default admin server. */
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
-const VALUE_FLAGS = new Set(['--balance', '--credit-limit', '--limit', '--after']);
+const VALUE_FLAGS = new Set(['--balance', '--credit-limit', '--limit', '--after', '--rpm', '--tpm', '--concurrency']);
 const GLOBAL_FLAGS = new Set(['--json', '--help', '-h']);
-const BOOL_FLAGS = new Set([...GLOBAL_FLAGS, '--all']);
+const BOOL_FLAGS = new Set([...GLOBAL_FLAGS, '--all', '--clear']);
 
 /** The usage text. */
 export function usageText(): string {

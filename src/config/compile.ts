@@ -35,6 +35,7 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     sweepIntervalMs: intFromEnv(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', c.billing?.sweep_interval_seconds ?? 30) * 1000,
     inputMarginPercent: BigInt(c.billing?.input_estimate_margin_percent ?? 10),
     simulatorPort: intFromEnv(env, 'SIM_PORT', c.simulator?.port ?? 0),
+    limits: { ...(c.limits ?? {}) },
   };
 }
 

@@ -1,6 +1,7 @@
 /** The compiled, immutable configuration one request runs on (swapped whole on hot reload). */
 import type { ValidateFunction } from 'ajv';
 import type { RouteManifest, ServiceType } from '../generated/manifest-types.js';
+import type { Limits } from '../limits/types.js';
 import type { ParamPolicy } from '../translate/types.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
@@ -66,6 +67,8 @@ export interface GatewaySettings {
   sweepIntervalMs: number;
   inputMarginPercent: bigint;
   simulatorPort: number;
+  /** Default limits of every account. */
+  limits: Limits;
 }
 
 /** Everything compiled from one set of manifests. */

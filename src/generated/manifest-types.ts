@@ -49,6 +49,23 @@ export interface GatewayConfigManifest {
      */
     providers?: string;
   };
+  /**
+   * Default limits of every account (per account, shared by its keys); overridable per account and per key through the admin API. Absent or null: unlimited.
+   */
+  limits?: {
+    /**
+     * Requests per minute.
+     */
+    requests_per_minute?: number | null;
+    /**
+     * Estimated then reported tokens per minute.
+     */
+    tokens_per_minute?: number | null;
+    /**
+     * Requests in flight at once.
+     */
+    concurrent_requests?: number | null;
+  };
 }
 
 /**

@@ -48,6 +48,7 @@ export const ROUTE_TABLE = [
     "stages": [
       "auth",
       "validate",
+      "rate-limit",
       "translate",
       "forward"
     ],

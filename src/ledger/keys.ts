@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable, Db } from '../store/db.js';
 import { randomId } from './ids.js';
 import { LedgerError } from './types.js';
+import type { Limits } from '../limits/types.js';
 
 const KEY_PREFIX = 'gw-';
 
@@ -65,12 +66,19 @@ export async function deleteKey(db: Db, keyId: string): Promise<void> {
 export async function authenticate(
   db: Db,
   key: string,
-): Promise<{ accountId: string; keyId: string } | null> {
+): Promise<{ accountId: string; keyId: string; accountLimits: Limits | null; keyLimits: Limits | null } | null> {
   if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
-  const rows = await db.query<{ id: string; account_id: string }>(
-    'SELECT id, account_id FROM api_keys WHERE digest = $1 AND revoked_at IS NULL',
+  const rows = await db.query<{ id: string; account_id: string; key_limits: Limits | null; account_limits: Limits | null }>(
+    `SELECT k.id, k.account_id, k.limits AS key_limits, a.limits AS account_limits
+     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.digest = $1 AND k.revoked_at IS NULL`,
     [digestKey(key)],
   );
   const row = rows[0];
-  return row ? { accountId: row.account_id, keyId: row.id } : null;
+  return row ? { accountId: row.account_id, keyId: row.id, accountLimits: row.account_limits, keyLimits: row.key_limits } : null;
+}
+
+/** Sets (or with null clears) the limits override of an account or a key; not_found if unknown. */
+export async function setLimits(db: Db, table: 'accounts' | 'api_keys', id: string, limits: Limits | null): Promise<void> {
+  const rows = await db.query(`UPDATE ${table} SET limits = $2::jsonb WHERE id = $1 RETURNING id`, [id, limits === null ? null : JSON.stringify(limits)]);
+  if (rows.length === 0) throw new LedgerError('not_found', `${table === 'accounts' ? 'account' : 'key'} ${id} not found`);
 }

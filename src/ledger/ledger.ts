@@ -3,6 +3,7 @@
  * PostgreSQL). Money is integer nano-USD bigint throughout; every money movement is one guarded
  * statement or one transaction, safe under concurrent callers and across gateway replicas.
  */
+import type { Limits } from '../limits/types.js';
 import type { Db, Queryable } from '../store/db.js';
 import { randomId } from './ids.js';
 import * as holds from './holds.js';
@@ -77,8 +78,18 @@ export class Ledger {
   }
 
   /** The account and key of a live key, by digest; null otherwise. */
-  authenticate(key: string): Promise<{ accountId: string; keyId: string } | null> {
+  authenticate(key: string): Promise<{ accountId: string; keyId: string; accountLimits: Limits | null; keyLimits: Limits | null } | null> {
     return keys.authenticate(this.db, key);
+  }
+
+  /** Sets or (null) clears an account's limits override; not_found if unknown. */
+  setAccountLimits(accountId: string, limits: Limits | null): Promise<void> {
+    return keys.setLimits(this.db, 'accounts', accountId, limits);
+  }
+
+  /** Sets or (null) clears a key's own limits; not_found if unknown. */
+  setKeyLimits(keyId: string, limits: Limits | null): Promise<void> {
+    return keys.setLimits(this.db, 'api_keys', keyId, limits);
   }
 
   /** Adds a positive amount to the balance and appends a topups row; not_found for an unknown account. */

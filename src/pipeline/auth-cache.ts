@@ -4,10 +4,11 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Ledger } from '../ledger/ledger.js';
+import type { Limits } from '../limits/types.js';
 import { digestKey } from '../ledger/keys.js';
 
-/** An authenticated caller. */
-export interface Caller { accountId: string; keyId: string; }
+/** An authenticated caller, with the limit overrides of its account and key. */
+export interface Caller { accountId: string; keyId: string; accountLimits: Limits | null; keyLimits: Limits | null; }
 
 /** Caches key lookups; a miss (unknown key) is cached too, briefly, to blunt key-guessing load. */
 export class AuthCache {

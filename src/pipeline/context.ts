@@ -2,6 +2,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
 import type { ClientFormat } from '../formats/types.js';
+import type { Ticket } from '../limits/types.js';
+import type { Caller } from './auth-cache.js';
 import type { TokenUsage, Translator } from '../translate/types.js';
 
 /** What the forward stage observed, for the meter stage to price. */
@@ -25,7 +27,9 @@ export interface RequestContext {
   readonly params: Record<string, string>;
   /** Aborted when the client goes away; forwards abort the upstream with it. */
   readonly clientGone: AbortController;
-  auth: { accountId: string; keyId: string } | null;
+  auth: Caller | null;
+  /** What the limiter took; given back (and corrected to the billed tokens) when the request ends. */
+  limit: { ticket: Ticket; billedTokens: number } | null;
   body: Record<string, unknown>;
   stream: boolean;
   model: { offering: CompiledOffering; provider: CompiledProvider } | null;

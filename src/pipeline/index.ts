@@ -56,7 +56,7 @@ export async function runPipeline(
 ): Promise<void> {
   const ctx: RequestContext = {
     requestId: newRequestId(), gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
-    req, reply, params, clientGone: new AbortController(), auth: null, body: {}, stream: false,
+    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, stream: false,
     model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   reply.header('x-request-id', ctx.requestId);
@@ -73,5 +73,7 @@ export async function runPipeline(
       ctx.hold.open = false;
       await runtime.ledger.release(ctx.hold.id).catch(onError);
     }
+    // Frees the concurrency slot and corrects the token estimate to what was billed (0 if nothing).
+    if (ctx.limit) await runtime.limiter.finish(ctx.limit.ticket, ctx.limit.billedTokens).catch(onError);
   }
 }

@@ -29,6 +29,21 @@ describeStore('gateway CLI', () => {
     return JSON.parse(r.out);
   }
 
+  it('sets and clears account and key rate limits', async () => {
+    const account = await createAccount();
+    const set = await cli(['account', 'limits', account.id, '--rpm', '60', '--concurrency', 'none', '--json']);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.out)).toEqual({ id: account.id, limits: { requests_per_minute: 60, concurrent_requests: null } });
+    const caller = await h.ledger.authenticate(account.key);
+    expect(caller?.accountLimits).toEqual({ requests_per_minute: 60, concurrent_requests: null });
+    expect((await cli(['key', 'limits', account.key_id, '--tpm', '1000'])).code).toBe(0);
+    expect((await h.ledger.authenticate(account.key))?.keyLimits).toEqual({ tokens_per_minute: 1000 });
+    expect((await cli(['key', 'limits', account.key_id, '--clear'])).code).toBe(0);
+    expect((await h.ledger.authenticate(account.key))?.keyLimits).toBeNull();
+    expect((await cli(['account', 'limits', account.id, '--rpm', 'lots'])).code).toBe(1);
+    expect((await cli(['account', 'limits', account.id, '--bogus', '1'])).code).toBe(2);
+  });
+
   it('creates an account, tops it up and shows it', async () => {
     const text = await cli(['account', 'create', '--balance', '10', '--credit-limit=0.5']);
     expect(text.code).toBe(0);

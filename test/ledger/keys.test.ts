@@ -44,7 +44,7 @@ describeStore(`keys (${storeKind})`, () => {
     expect(dump).toContain(digestKey(key));
     expect(dump).not.toContain(key);
     expect(dump).not.toContain(key.slice(3));
-    expect(await ledger.authenticate(key)).toEqual({ accountId, keyId: id });
+    expect(await ledger.authenticate(key)).toMatchObject({ accountId, keyId: id });
   });
 
   it('rejects unknown, malformed and empty keys', async () => {
@@ -60,7 +60,7 @@ describeStore(`keys (${storeKind})`, () => {
     expect(second.id).not.toBe(first.id);
     expect(second.key).not.toBe(first.key);
     expect(await ledger.authenticate(first.key)).toBeNull();
-    expect(await ledger.authenticate(second.key)).toEqual({ accountId, keyId: second.id });
+    expect(await ledger.authenticate(second.key)).toMatchObject({ accountId, keyId: second.id });
     await expect(ledger.rotateKey(first.id)).rejects.toMatchObject({ code: 'not_found' });
   });
 
@@ -80,7 +80,7 @@ describeStore(`keys (${storeKind})`, () => {
     await ledger.deleteKey(a.id);
     await ledger.deleteKey(a.id); // already revoked: still fine
     expect(await ledger.authenticate(a.key)).toBeNull();
-    expect(await ledger.authenticate(b.key)).toEqual({ accountId, keyId: b.id });
+    expect(await ledger.authenticate(b.key)).toMatchObject({ accountId, keyId: b.id });
     await expect(ledger.deleteKey('key_nope')).rejects.toBeInstanceOf(LedgerError);
     await expect(ledger.deleteKey('key_nope')).rejects.toMatchObject({ code: 'not_found' });
     await expect(ledger.createKey('acct_nope')).rejects.toMatchObject({ code: 'not_found' });

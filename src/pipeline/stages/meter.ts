@@ -70,6 +70,7 @@ export const meterStage: Stage = {
         return;
       }
       const offering = ctx.model!.offering;
+      if (ctx.limit) ctx.limit.billedTokens = usage.input + usage.output;
       const counted = ctx.outcome!.delivery !== 'full' || !ctx.outcome!.reported;
       const rows = [tokenRow(ctx, usage, offering, counted), ...toolRows(ctx, usage, offering)];
       await runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows });

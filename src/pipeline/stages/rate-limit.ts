@@ -1,12 +1,15 @@
 /**
- * Stage 3, rate-limit: admission control before any upstream call. Request and token rate limits
- * are a pass-through for now; the budget is enforced here by reserving the request's maximum cost
- * in one guarded statement (DESIGN.md "Reserve, then settle"): no reservation, 402, no upstream call.
+ * Stage 3, rate-limit: admission control before any upstream call. First the request, token and
+ * concurrency limits (429, never billed); then, on billable routes, the budget: the request's
+ * maximum cost is reserved in one guarded statement (DESIGN.md "Reserve, then settle"): no
+ * reservation, 402, no upstream call.
  */
 import { holdAmount } from '../../billing/pricing.js';
 import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
-import type { Stage } from '../stage.js';
+import { admit, scopesOf } from '../../limits/admission.js';
+import type { RequestContext } from '../context.js';
+import type { Runtime, Stage } from '../stage.js';
 
 /**
  * The most the request's built-in tools can cost: calls x price per call. A billable tool the
@@ -22,22 +25,31 @@ function toolCap(tools: Record<string, number>, offering: CompiledOffering): big
   return total;
 }
 
-/** Reserves the maximum cost of a billable request. */
+async function reserve(ctx: RequestContext, runtime: Runtime, inputEstimate: number, maxOutput: number): Promise<void> {
+  const { offering } = ctx.model!;
+  const settings = ctx.gateway.settings;
+  const amountNano = holdAmount(inputEstimate, maxOutput, settings.inputMarginPercent, offering) + toolCap(ctx.format.billableTools(ctx.body), offering);
+  const reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs: settings.holdTtlMs });
+  if (!reserved) {
+    throw new GatewayError('insufficient_balance', 'Insufficient balance: the account cannot cover the maximum cost of this request. Top up, or lower max_tokens.');
+  }
+  ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+}
+
+/** Limits every proxy route; reserves on billable ones. */
 export const rateLimitStage: Stage = {
   name: 'rate-limit',
   compile: (route, runtime) => {
-    if (!route.billable || route.manifest.handler !== 'proxy') return null;
+    if (route.manifest.handler !== 'proxy') return null;
+    const billable = route.billable;
     return async (ctx) => {
-      const { offering } = ctx.model!;
-      const settings = ctx.gateway.settings;
-      const inputEstimate = ctx.format.estimateInputTokens(ctx.body);
-      const maxOutput = ctx.format.requestedMaxOutput(ctx.body) ?? offering.maxOutputTokens;
-      const amountNano = holdAmount(inputEstimate, maxOutput, settings.inputMarginPercent, offering) + toolCap(ctx.format.billableTools(ctx.body), offering);
-      const reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs: settings.holdTtlMs });
-      if (!reserved) {
-        throw new GatewayError('insufficient_balance', 'Insufficient balance: the account cannot cover the maximum cost of this request. Top up, or lower max_tokens.');
-      }
-      ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+      const inputEstimate = billable ? ctx.format.estimateInputTokens(ctx.body) : 0;
+      const maxOutput = billable ? ctx.format.requestedMaxOutput(ctx.body) ?? ctx.model!.offering.maxOutputTokens : 0;
+      // The token limit counts the input and the output the client asked for (corrected to the usage after).
+      const tokens = inputEstimate + (billable ? ctx.format.requestedMaxOutput(ctx.body) ?? 0 : 0);
+      const ticket = await admit(runtime.limiter, scopesOf(ctx.auth!, ctx.gateway.settings.limits), tokens, inputEstimate, (scope, limit) => runtime.metrics?.limiterRejected(scope, limit));
+      ctx.limit = { ticket, billedTokens: 0 };
+      if (billable) await reserve(ctx, runtime, inputEstimate, maxOutput);
     };
   },
 };
