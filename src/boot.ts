@@ -9,11 +9,15 @@ import { compileGateway, needsSimulator } from './config/compile.js';
 import { ManifestError } from './config/errors.js';
 import { loadGateway } from './config/load.js';
 import { watchConfig, type ConfigWatcher } from './config/reload.js';
+import { runExclusive } from './jobs/exclusive.js';
 import { Ledger } from './ledger/ledger.js';
 import { createLimiter } from './limits/index.js';
 import { AuthCache } from './pipeline/auth-cache.js';
 import type { Runtime } from './pipeline/stage.js';
+import { createLogger, logLevelFromEnv } from './observability/log.js';
+import { GatewayMetrics } from './observability/metrics.js';
 import { buildServer } from './server/app.js';
+import { drain } from './server/drain.js';
 import { buildGeneration, type Generation } from './server/generation.js';
 import { startSimulator, type Simulator } from './sim/server.js';
 import { openDb, type Db } from './store/db.js';
@@ -38,6 +42,8 @@ export interface RunningGateway {
   generation(): Generation;
   /** Reloads the manifests now; resolves to the error when they are invalid (the old config keeps serving). */
   reload(): Promise<ManifestError | null>;
+  /** SIGTERM: stop accepting, finish what is in flight up to `deadlineMs`, settle everything, close. */
+  drain(deadlineMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,7 +55,8 @@ function cronEvery(ms: number): string {
 /** Boots a gateway from the manifests. */
 export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
   const env = opts.env ?? process.env;
-  const log = opts.log ?? (() => undefined);
+  const logger = createLogger({ level: logLevelFromEnv(env) });
+  const log = opts.log ?? ((message: string, fields?: Record<string, unknown>) => logger.info(fields ?? {}, message));
   const configFile = resolve(opts.configFile ?? env.GATEWAY_CONFIG ?? resolve(projectRoot(), 'gateway.config.yaml'));
   let raw = await loadGateway(configFile);
   let simulator: Simulator | null = null;
@@ -62,11 +69,14 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   let gateway = await compileGateway(raw, { env, simulatorUrl: await simulatorFor(raw) });
   const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir });
   const ledger = new Ledger(db);
-  const runtime: Runtime = { ledger, limiter: createLimiter(env), upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
+  const metrics = new GatewayMetrics();
+  metrics.setHoldsOpen(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM holds WHERE closed_at IS NULL'))[0]?.n ?? 0);
+  const runtime: Runtime = { ledger, limiter: createLimiter(env), metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
   let generation = buildGeneration(gateway, runtime);
   const app = await buildServer({
     runtime, generation: () => generation, adminToken: env.GATEWAY_ADMIN_TOKEN || null,
     openapiFile: resolve(projectRoot(), 'src/generated/openapi.json'), bodyLimitBytes: gateway.settings.bodyLimitBytes,
+    metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || null,
     log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }),
   });
   await app.listen({ host: gateway.settings.host, port: gateway.settings.port });
@@ -76,24 +86,32 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const sweeper = CronJob.from({
     cronTime: cronEvery(gateway.settings.sweepIntervalMs), start: true,
     onTick: async () => {
-      const released = await ledger.sweepExpiredHolds().catch((e: unknown) => { log('hold sweep failed', { error: String(e) }); return 0; });
-      if (released > 0) log('released expired holds', { released });
+      const released = await runExclusive(db, 'hold-sweeper', () => ledger.sweepExpiredHolds()).catch((e: unknown) => { log('hold sweep failed', { error: String(e) }); return 0; });
+      if (released) log('released expired holds', { released });
     },
   });
-  await ledger.sweepExpiredHolds();
+  await runExclusive(db, 'hold-sweeper', () => ledger.sweepExpiredHolds());
 
   const reload = async (): Promise<ManifestError | null> => {
     try {
       const next = await loadGateway(configFile);
       const compiled = await compileGateway(next, { env, simulatorUrl: await simulatorFor(next) });
       raw = next; gateway = compiled; generation = buildGeneration(compiled, runtime);
+      metrics.configReloaded(true);
       log('configuration reloaded', { routes: compiled.routes.length, offerings: compiled.offerings.size });
       return null;
     } catch (error) {
       if (!(error instanceof ManifestError)) throw error;
+      metrics.configReloaded(false);
       log('configuration refused; the previous one keeps serving', { error: error.message });
       return error;
     }
+  };
+  const closeServices = async (): Promise<void> => {
+    await runtime.upstream.close();
+    await runtime.limiter.close();
+    await (simulator as Simulator | null)?.close();
+    await db.close();
   };
   let watcher: ConfigWatcher | null = null;
   if (opts.watch) {
@@ -104,14 +122,19 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   return {
     url, app, db, runtime, generation: () => generation, reload,
     get simulator() { return simulator; },
+    async drain(deadlineMs: number) {
+      watcher?.close();
+      await sweeper.stop();
+      await drain(app, runtime.inflight, deadlineMs, log);
+      await closeServices();
+    },
     async close() {
       watcher?.close();
       await sweeper.stop();
-      await app.close();
-      await runtime.upstream.close();
-      await runtime.limiter.close();
-      await (simulator as Simulator | null)?.close();
-      await db.close();
+      const closing = app.close();
+      app.server.closeAllConnections();
+      await closing;
+      await closeServices();
     },
   };
 }

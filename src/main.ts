@@ -7,10 +7,6 @@ import { startGateway } from './boot.js';
 import { ManifestError } from './config/errors.js';
 import { parseUsd } from './money.js';
 
-function log(message: string, fields: Record<string, unknown> = {}): void {
-  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), msg: message, ...fields })}\n`);
-}
-
 async function createDemoAccount(gateway: Awaited<ReturnType<typeof startGateway>>): Promise<void> {
   const [row] = await gateway.db.query<{ n: string }>('SELECT count(*)::text AS n FROM accounts');
   if (row && row.n !== '0') return;
@@ -21,11 +17,17 @@ async function createDemoAccount(gateway: Awaited<ReturnType<typeof startGateway
 
 async function main(): Promise<void> {
   const watch = process.argv.includes('--watch') || process.env.GATEWAY_WATCH === '1';
-  const gateway = await startGateway({ watch, log });
+  const gateway = await startGateway({ watch });
   if (!process.env.DATABASE_URL) await createDemoAccount(gateway);
   const simulator = gateway.simulator ? ` simulator ${gateway.simulator.url} (faults: POST ${gateway.simulator.url}/__sim/faults)` : '';
   process.stdout.write(`gateway listening on ${gateway.url}${simulator}${watch ? ' (watching manifests)' : ''}\n`);
-  const stop = async (): Promise<void> => { await gateway.close(); process.exit(0); };
+  // SIGTERM drains: requests and streams in flight finish (up to GATEWAY_DRAIN_SECONDS, default 30) and settle.
+  const deadlineMs = Number(process.env.GATEWAY_DRAIN_SECONDS ?? 30) * 1000;
+  const stop = async (): Promise<void> => {
+    await gateway.drain(Number.isFinite(deadlineMs) && deadlineMs >= 0 ? deadlineMs : 30_000);
+    process.stdout.write('gateway stopped\n');
+    process.exit(0);
+  };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }

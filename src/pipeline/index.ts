@@ -49,6 +49,19 @@ async function sendError(ctx: RequestContext, error: GatewayError): Promise<void
   await ctx.reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(ctx.format.errorBody(error));
 }
 
+/** 499: the client closed the connection before the answer (nginx's convention), for logs and metrics. */
+const CLIENT_CLOSED = 499;
+
+function observe(ctx: RequestContext, runtime: Runtime, seconds: number): void {
+  const status = ctx.clientGone.signal.aborted && !ctx.reply.raw.writableFinished ? CLIENT_CLOSED : ctx.reply.raw.statusCode;
+  const route = ctx.route.manifest.id;
+  runtime.metrics?.requestFinished(route, ctx.model?.provider.id ?? null, status, seconds);
+  runtime.logger?.info({
+    request_id: ctx.requestId, route, status, duration_ms: Math.round(seconds * 1e4) / 10,
+    account_id: ctx.auth?.accountId, model: ctx.model?.offering.id, stream: ctx.stream,
+  }, 'request');
+}
+
 /** Runs one request through a compiled pipeline. */
 export async function runPipeline(
   pipeline: CompiledPipeline, gateway: CompiledGateway, runtime: Runtime,
@@ -60,6 +73,8 @@ export async function runPipeline(
     model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   reply.header('x-request-id', ctx.requestId);
+  const started = performance.now();
+  runtime.inflight.add(ctx);
   reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });
   try {
     for (const handler of pipeline.handlers) await handler(ctx);
@@ -75,5 +90,7 @@ export async function runPipeline(
     }
     // Frees the concurrency slot and corrects the token estimate to what was billed (0 if nothing).
     if (ctx.limit) await runtime.limiter.finish(ctx.limit.ticket, ctx.limit.billedTokens).catch(onError);
+    runtime.inflight.delete(ctx);
+    observe(ctx, runtime, (performance.now() - started) / 1000);
   }
 }

@@ -4,14 +4,20 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Limiter } from '../limits/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { AuthCache } from './auth-cache.js';
-import type { StageHandler } from './context.js';
+import type { RequestContext, StageHandler } from './context.js';
+import type { Logger } from '../observability/log.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** Long-lived services the stages use; shared by every configuration generation. */
 export interface Runtime {
   ledger: Ledger;
   limiter: Limiter;
   /** Optional metrics sink (absent in unit tests). */
-  metrics?: { limiterRejected(scope: string, limit: string): void };
+  metrics?: Pick<GatewayMetrics, 'requestFinished' | 'upstreamError' | 'metered' | 'limiterRejected' | 'streamOpened' | 'streamClosed'>;
+  /** Optional request log (one structured line per request). */
+  logger?: Logger;
+  /** Requests in flight, for a draining shutdown. */
+  inflight: Set<RequestContext>;
   upstream: UpstreamClient;
   auth: AuthCache;
 }

@@ -11,6 +11,7 @@ import { DEFAULT_CLIENT_FORMAT, clientFormat } from '../formats/index.js';
 import { runPipeline } from '../pipeline/index.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { Runtime } from '../pipeline/stage.js';
+import { registerMetricsRoute, type GatewayMetrics } from '../observability/metrics.js';
 import { catalogBody } from './catalog.js';
 import type { Generation } from './generation.js';
 
@@ -21,6 +22,9 @@ export interface ServerDeps {
   adminToken: string | null;
   openapiFile: string;
   bodyLimitBytes: number;
+  metrics: GatewayMetrics;
+  /** Bearer token for GET /metrics; null leaves it open. */
+  metricsToken: string | null;
   log: (message: string, error?: unknown) => void;
 }
 
@@ -49,7 +53,8 @@ async function dispatch(deps: ServerDeps, req: FastifyRequest, reply: FastifyRep
 
 /** Builds the fastify app (not yet listening). */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true, forceCloseConnections: true });
+  // 'idle': closing ends idle keep-alive connections only; requests and streams in flight drain.
+  const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true, forceCloseConnections: 'idle' });
   app.setErrorHandler(async (error: FastifyError, req, reply) => {
     const gatewayError = bodyError(error);
     if (gatewayError.status >= 500) deps.log('unhandled error', error);
@@ -59,6 +64,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
   app.get('/api/public/catalog', async () => catalogBody(deps.generation().gateway));
   app.get('/healthz', async () => ({ status: 'ok' }));
+  registerMetricsRoute(app, deps.metrics, deps.metricsToken);
   if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken });
   app.route({ method: ['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], url: '/*', handler: (req, reply) => dispatch(deps, req, reply) });
   return app;

@@ -4,7 +4,8 @@
  * --errors, Prism 5.14 answers a request violation itself (422/401 problem+json, nothing forwarded) and
  * turns a response violation into a 500 problem+json (type .../errors#VIOLATIONS); every violation, warnings
  * included, is also listed in the `sl-violations` header. A clean call therefore has no `sl-violations`
- * header, no problem+json body, and carries the gateway's own `x-request-id`.
+ * header, no problem+json body, and carries the gateway's own `x-request-id` (expectClean, test/helpers/prism.ts).
+ * The responses and messages formats are in prism-gateway-formats.test.ts.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,32 +17,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { ONLY_2020, prismAjvOptions as prismOptions, startPrismProxy as startPrism, stopChild } from '../helpers/prism.js';
+import {
+  callJson as call, componentValidator, expectClean, ONLY_2020, prismAjvOptions as prismOptions, sseEvents, startPrismProxy as startPrism, stopChild,
+} from '../helpers/prism.js';
 
 const SPEC = resolve('src/generated/openapi.json');
 const doc = JSON.parse(readFileSync(SPEC, 'utf8')) as { components: { schemas: Record<string, unknown> } };
 const require = createRequire(import.meta.url);
-
-interface Answer { status: number; headers: Headers; text: string; json: any }
-
-async function call(base: string, path: string, opts: { key?: string; body?: unknown } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, { method: opts.body === undefined ? 'GET' : 'POST', headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  const text = await res.text();
-  let json: unknown = null;
-  try { json = JSON.parse(text); } catch { /* SSE or empty */ }
-  return { status: res.status, headers: res.headers, text, json };
-}
-
-/** Zero violations, and the answer is the gateway's (its x-request-id), not one Prism made up. */
-function expectClean(res: Answer, status: number, requestId = true): void {
-  expect(res.headers.get('sl-violations'), res.headers.get('sl-violations') ?? '').toBeNull();
-  expect(res.headers.get('content-type')).not.toContain('problem+json');
-  expect(res.status, res.text).toBe(status);
-  if (requestId) expect(res.headers.get('x-request-id')).toMatch(/\S/);
-}
 
 // The contract is store-independent (same HTTP surface on PGlite and PostgreSQL), and Prism is slow to
 // start: run it once, on the pglite project.
@@ -121,12 +103,10 @@ describe.runIf(storeKind === 'pglite')('Prism contract: the gateway answers what
     const res = await call(prism.url, '/v1/chat/completions', { key, body: chat({ stream: true, stream_options: { include_usage: true } }) });
     expectClean(res, 200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
-    const events = res.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+    const events = sseEvents(res.text).map((e) => e.data);
     expect(events.at(-1)).toBe('[DONE]');
-    const ajv = new Ajv2020({ ...prismOptions });
-    ajv.addSchema({ $id: 'https://gateway.local/openapi.json', components: doc.components });
-    const validChunk = ajv.compile({ $ref: 'https://gateway.local/openapi.json#/components/schemas/ChatCompletionChunk' });
-    for (const data of events.slice(0, -1)) expect(validChunk(JSON.parse(data)), `${data}\n${ajv.errorsText(validChunk.errors)}`).toBe(true);
+    const validChunk = componentValidator(doc.components, 'ChatCompletionChunk');
+    for (const data of events.slice(0, -1)) expect(validChunk(JSON.parse(data)), `${data}\n${validChunk.errorsText()}`).toBe(true);
     expect(events.slice(0, -1).some((d) => JSON.parse(d).usage)).toBe(true);
   });
 

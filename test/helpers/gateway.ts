@@ -29,7 +29,7 @@ export interface TestGateway {
 export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: (message: string) => void } = {}): Promise<TestGateway> {
   const store = await openTestDb();
   const env: Record<string, string> = {
-    PORT: '0', SIM_PORT: '0', GATEWAY_DATA_DIR: ':memory:', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+    PORT: '0', SIM_PORT: '0', GATEWAY_DATA_DIR: ':memory:', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'silent',
     ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
     ...opts.env,
   };

@@ -1,14 +1,17 @@
 /**
  * Prism (@stoplight/prism-cli) as a child process for contract tests: `prism proxy` in front of the
- * gateway (test/contract/prism-gateway.test.ts) or `prism mock` playing a vendor behind it
+ * gateway (test/contract/prism-gateway*.test.ts) or `prism mock` playing a vendor behind it
  * (test/contract/prism-vendors.test.ts). Also reads Prism 5.14's log, request by request, and compiles
  * request-body schemas with the very Ajv setup Prism uses (Prism skips validation for a schema that
- * does not compile, without a word).
+ * does not compile, without a word). Plus what the proxy tests share: calls, the zero-violation check,
+ * SSE splitting and component validators.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { expect } from 'vitest';
 
 /** A port nobody listens on right now. */
 export async function freePort(): Promise<number> {
@@ -199,4 +202,60 @@ export async function compilePrismRequestBodies(spec: string, select: (op: { met
     }
   }
   return out;
+}
+
+/** One HTTP answer, read whole (`json` is null for SSE or an empty body). */
+export interface Answer { status: number; headers: Headers; text: string; json: any }
+
+/**
+ * GET (no body) or POST JSON to BASE+PATH. `key` goes out as `Authorization: Bearer`, `apiKey` as
+ * `x-api-key` (the Anthropic clients' way), `headers` as given (e.g. anthropic-version).
+ */
+export async function callJson(base: string, path: string, opts: { key?: string; apiKey?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.apiKey) headers['x-api-key'] = opts.apiKey;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, { method: opts.body === undefined ? 'GET' : 'POST', headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const text = await res.text();
+  let json: unknown = null;
+  try { json = JSON.parse(text); } catch { /* SSE or empty */ }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/**
+ * Through `prism proxy --errors`: zero violations (no `sl-violations` header, no problem+json body), the
+ * expected status, and the answer is the gateway's (its x-request-id), not one Prism made up.
+ */
+export function expectClean(res: Answer, status: number, requestId = true): void {
+  expect(res.headers.get('sl-violations'), res.headers.get('sl-violations') ?? '').toBeNull();
+  expect(res.headers.get('content-type')).not.toContain('problem+json');
+  expect(res.status, res.text).toBe(status);
+  if (requestId) expect(res.headers.get('x-request-id')).toMatch(/\S/);
+}
+
+/** One server-sent event: its `event:` name (null without one) and its `data:` lines joined. */
+export interface SseEvent { event: string | null; data: string }
+
+/** Splits an SSE body into events (blank-line separated; comments and empty events skipped). */
+export function sseEvents(text: string): SseEvent[] {
+  const out: SseEvent[] = [];
+  for (const block of text.replace(/\r\n?/g, '\n').split(/\n\n+/)) {
+    let event: string | null = null;
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (data.length) out.push({ event, data: data.join('\n') });
+  }
+  return out;
+}
+
+/** A validator of one `components.schemas` entry of an OpenAPI 3.1 document: Ajv 2020, Prism's options. */
+export function componentValidator(components: unknown, name: string): { (data: unknown): boolean; errorsText(): string } {
+  const ajv = new Ajv2020({ ...prismAjvOptions });
+  ajv.addSchema({ $id: 'https://gateway.local/openapi.json', components });
+  const validate = ajv.compile({ $ref: `https://gateway.local/openapi.json#/components/schemas/${name}` });
+  return Object.assign((data: unknown) => validate(data), { errorsText: () => ajv.errorsText(validate.errors) });
 }

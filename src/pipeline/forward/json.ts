@@ -15,8 +15,15 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
 /** Sends the upstream request; an upstream error answer becomes the client's error, with nothing charged. */
 export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promise<UpstreamResponse> {
   const { provider } = ctx.model!;
-  const response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, ctx.clientGone.signal);
+  let response: UpstreamResponse;
+  try {
+    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody!, ctx.clientGone.signal);
+  } catch (error) {
+    if (!ctx.clientGone.signal.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
+    throw error;
+  }
   if (response.status < 400) return response;
+  runtime.metrics?.upstreamError(provider.id, response.status);
   const body = await readJsonBody(response).catch(() => null);
   throw ctx.translation!.translator.error(response.status, body, response.headers);
 }

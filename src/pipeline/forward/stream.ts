@@ -69,8 +69,15 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
     throw error;
   }
   const translator = ctx.translation!.translator.stream(ctx.model!.offering.id);
-  const end = await pump(ctx, response.body, translator);
-  if (!response.body.destroyed) response.body.destroy();
+  runtime.metrics?.streamOpened();
+  let end: StreamEnd;
+  try {
+    end = await pump(ctx, response.body, translator);
+  } finally {
+    runtime.metrics?.streamClosed();
+    if (!response.body.destroyed) response.body.destroy();
+  }
+  if (end.kind === 'error') runtime.metrics?.upstreamError(ctx.model!.provider.id, end.error.code);
   const delivered = translator.deliveredText();
   const reported = translator.usage();
   // Only content counts as produced: formats that report input usage up front (message_start)

@@ -74,6 +74,7 @@ export const meterStage: Stage = {
       const counted = ctx.outcome!.delivery !== 'full' || !ctx.outcome!.reported;
       const rows = [tokenRow(ctx, usage, offering, counted), ...toolRows(ctx, usage, offering)];
       await runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows });
+      runtime.metrics?.metered(ctx.model!.provider.id, offering.id, usage, rows.reduce((sum, r) => sum + r.amountNano, 0n));
     };
   },
 };

@@ -47,7 +47,7 @@ export const rateLimitStage: Stage = {
       const maxOutput = billable ? ctx.format.requestedMaxOutput(ctx.body) ?? ctx.model!.offering.maxOutputTokens : 0;
       // The token limit counts the input and the output the client asked for (corrected to the usage after).
       const tokens = inputEstimate + (billable ? ctx.format.requestedMaxOutput(ctx.body) ?? 0 : 0);
-      const ticket = await admit(runtime.limiter, scopesOf(ctx.auth!, ctx.gateway.settings.limits), tokens, inputEstimate, (scope, limit) => runtime.metrics?.limiterRejected(scope, limit));
+      const ticket = await admit(runtime.limiter, scopesOf(ctx.auth!, ctx.gateway.settings.limits), tokens, inputEstimate, (scope, limit) => runtime.metrics?.limiterRejected(scope as 'account' | 'key', limit as 'requests' | 'tokens' | 'concurrency'));
       ctx.limit = { ticket, billedTokens: 0 };
       if (billable) await reserve(ctx, runtime, inputEstimate, maxOutput);
     };

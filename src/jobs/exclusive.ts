@@ -1,0 +1,21 @@
+/**
+ * Background jobs run on one process at a time (issue 4): each run takes a PostgreSQL advisory lock
+ * held by a transaction for the run's duration; a process that cannot take it skips that run.
+ * PGlite is one process by construction (its data folder cannot be shared), so no lock is needed.
+ */
+import { createHash } from 'node:crypto';
+import type { Db } from '../store/db.js';
+
+/** A stable 63-bit lock key for a job name. */
+export function jobLockKey(name: string): bigint {
+  return BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`gateway-job:${name}`).digest('hex').slice(0, 16)}`));
+}
+
+/** Runs `job` unless another process is running the same job; resolves to null when skipped. */
+export async function runExclusive<T>(db: Db, name: string, job: () => Promise<T>): Promise<T | null> {
+  if (db.kind === 'pglite') return job();
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [jobLockKey(name)]);
+    return row?.locked ? job() : null;
+  });
+}

@@ -1,0 +1,63 @@
+/**
+ * Structured JSON logs (pino), one object per line: `time` (ISO 8601), `level` (a label: "info"),
+ * `msg`, and the fields given. Two layers keep credentials out:
+ *  - `redact` paths censor known credential fields (authorization / x-api-key headers, apiKey,
+ *    api_key, key, token) with "[redacted]";
+ *  - the `streamWrite` hook rewrites every finished line, so a gateway key (`gw-...`) or a vendor
+ *    key (`sk-...`, `sk-ant-...`) is replaced wherever it appears: message, interpolated arguments,
+ *    child bindings, nested fields at any depth, error messages, stacks and causes.
+ */
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+
+export type { Logger } from 'pino';
+
+/**
+ * A key-shaped run: `gw-` or `sk-` (which covers `sk-ant-`, `sk-proj-`) and at least 8 key
+ * characters. Not preceded by a letter, so words such as "task-scheduler" or "disk-cache" stay.
+ */
+const SECRET = /(?<![A-Za-z])(gw|sk)-[A-Za-z0-9_-]{8,}/g;
+
+/** Replaces every `gw-...` / `sk-...` key in `text` with `gw-[redacted]` / `sk-[redacted]`. */
+export function redactSecrets(text: string): string {
+  return text.replace(SECRET, '$1-[redacted]');
+}
+
+/** The field paths censored in every line. */
+export const REDACT_PATHS: readonly string[] = [
+  'req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie',
+  'headers.authorization', 'headers["x-api-key"]',
+  '*.headers.authorization', '*.headers["x-api-key"]',
+  'apiKey', 'api_key', 'key', 'token',
+  '*.apiKey', '*.api_key', '*.key', '*.token',
+];
+
+const LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The log level from `GATEWAY_LOG_LEVEL` (case-insensitive); 'info' when unset or empty; throws on an unknown level. */
+export function logLevelFromEnv(env: NodeJS.ProcessEnv | Record<string, string | undefined>): LevelWithSilent {
+  const raw = env.GATEWAY_LOG_LEVEL?.trim().toLowerCase();
+  if (!raw) return 'info';
+  if (!(LEVELS as readonly string[]).includes(raw)) {
+    throw new Error(`GATEWAY_LOG_LEVEL must be one of ${LEVELS.join(', ')} (got ${JSON.stringify(env.GATEWAY_LOG_LEVEL)})`);
+  }
+  return raw as LevelWithSilent;
+}
+
+/** How to log: the level, and where to (default: standard output). */
+export interface LoggerOptions {
+  level: LevelWithSilent;
+  destination?: DestinationStream;
+}
+
+/** A pino logger with the gateway's line format and redaction. */
+export function createLogger(opts: LoggerOptions): Logger {
+  const options = {
+    level: opts.level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+    redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
+    hooks: { streamWrite: redactSecrets },
+  };
+  return opts.destination ? pino(options, opts.destination) : pino(options);
+}
