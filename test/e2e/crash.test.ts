@@ -7,19 +7,20 @@
  * project against a fresh database, on the pglite project on an on-disk data folder so that the data
  * survives the crash.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseUsd } from '../../src/money.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
+import { kill9, spawnGateway, type GatewayProcess } from '../helpers/process.js';
 
 const ADMIN_TOKEN = 'crash-test-admin-token-0123456789';
 const OPENING_USD = '5';
 
-interface Gateway { child: ChildProcess; url: string; simUrl: string }
+type Gateway = GatewayProcess;
 
 describeStore('kill -9 mid-stream', () => {
   const children: ChildProcess[] = [];
@@ -37,30 +38,14 @@ describeStore('kill -9 mid-stream', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 60_000);
 
-  /** Starts `node dist/src/main.js` on the test store; resolves with the URLs it prints. */
+  /** Starts the built gateway on the test store, with a 2 s hold lifetime and a 1 s sweeper. */
   async function startGateway(): Promise<Gateway> {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env, PORT: '0', SIM_PORT: '0', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
-      GATEWAY_HOLD_TTL_SECONDS: '2', GATEWAY_SWEEP_INTERVAL_SECONDS: '1',
-    };
-    delete env.OPENAI_API_KEY; // keep the built-in simulator as upstream
-    delete env.DATABASE_URL;
-    if (pg) env.DATABASE_URL = pg.databaseUrl;
-    else env.GATEWAY_DATA_DIR = dataDir;
-    const child = spawn(process.execPath, [resolve('dist/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let output = '';
-    return new Promise<Gateway>((ok, fail) => {
-      const timer = setTimeout(() => fail(new Error(`gateway did not start:\n${output}`)), 50_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const found = /gateway listening on (http:\/\/\S+) simulator (http:\/\/\S+)/.exec(output);
-        if (found) { clearTimeout(timer); ok({ child, url: found[1]!, simUrl: found[2]! }); }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code, signal) => { clearTimeout(timer); fail(new Error(`gateway exited (${code ?? signal}):\n${output}`)); });
+    const gw = await spawnGateway({
+      GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_HOLD_TTL_SECONDS: '2', GATEWAY_SWEEP_INTERVAL_SECONDS: '1',
+      DATABASE_URL: pg?.databaseUrl, GATEWAY_DATA_DIR: pg ? undefined : dataDir,
     });
+    children.push(gw.child);
+    return gw;
   }
 
   async function admin<T = any>(gw: Gateway, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
@@ -143,9 +128,3 @@ describeStore('kill -9 mid-stream', () => {
 });
 
 /** SIGKILL, then wait until the process is gone. */
-async function kill9(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((ok) => child.once('exit', ok));
-  child.kill('SIGKILL');
-  await exited;
-}
