@@ -34,6 +34,8 @@ export interface StreamTranslator {
   usage(): TokenUsage | null;
   /** Text delivered to the client so far (content, tool names and arguments), for counting output the upstream did not report. */
   deliveredText(): string;
+  /** The frame that ends a broken stream, when the stream's own state shapes it (e.g. a sequence number); else the format's. */
+  errorFrame?(error: GatewayError): string;
 }
 
 /** Translates one request between a client format and an upstream format. */

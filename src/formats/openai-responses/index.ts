@@ -13,12 +13,17 @@ export const DEFAULT_TOOL_CALL_CAP = 5;
 
 const WEB_SEARCH_TYPES = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26', 'web_search_preview_2025_03_11']);
 
+/** The Responses API's stream error event, numbered after the last event the client received. */
+export function responsesErrorFrame(error: GatewayError, sequenceNumber: number): string {
+  return formatSse(JSON.stringify({ type: 'error', code: error.code, message: error.message, param: error.extra.param ?? null, sequence_number: sequenceNumber }), 'error');
+}
+
 /** The responses client format. */
 export const openaiResponsesFormat: ClientFormat = {
   id: 'openai-responses',
   errorBody: openaiChatFormat.errorBody,
-  // The Responses API's own stream error event: `{type: "error", code, message, param}`.
-  streamErrorFrame: (error: GatewayError) => formatSse(JSON.stringify({ type: 'error', code: error.code, message: error.message, param: error.extra.param ?? null, sequence_number: 0 }), 'error'),
+  // Before any event was sent the error is the first one; streams number it themselves (errorFrame).
+  streamErrorFrame: (error: GatewayError) => responsesErrorFrame(error, 0),
   streamDoneFrame: null,
   estimateInputTokens: countResponsesPromptTokens,
   requestedMaxOutput: (body) => (typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null),

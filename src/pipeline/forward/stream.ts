@@ -86,7 +86,7 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   ctx.outcome = { delivery: end.kind === 'done' ? 'full' : produced ? 'partial' : 'none', reported, deliveredText: delivered };
   if (end.kind === 'client_gone') return;
   if (end.kind === 'error' && !ctx.started) throw end.error;
-  const tail = end.kind === 'done' ? ctx.format.streamDoneFrame ?? '' : ctx.format.streamErrorFrame(end.error);
+  const tail = end.kind === 'done' ? ctx.format.streamDoneFrame ?? '' : translator.errorFrame?.(end.error) ?? ctx.format.streamErrorFrame(end.error);
   if (!ctx.started) startSse(ctx);
   ctx.finish = () => { ctx.reply.raw.end(tail); };
 }

@@ -7,7 +7,7 @@
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
-import { countTextTokens } from '../../tokenize.js';
+import { countMessagesPromptTokens, countTextTokens } from '../../tokenize.js';
 import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
@@ -85,12 +85,16 @@ export function mapMessagesError(status: number, body: unknown, headers: Record<
 }
 
 /** Creates the passthrough translator for one request. */
-export function createAnthropicMessagesToAnthropicMessages(_clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
+export function createAnthropicMessagesToAnthropicMessages(clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
   return {
     request: (body: Record<string, unknown>, offering: CompiledOffering) => ({ ...body, model: offering.upstreamModel }),
     response(upstream, clientModel) {
-      const usage = upstream.usage as MessagesUsage | undefined;
-      return { body: { ...upstream, model: clientModel }, usage: usage ? normalizeMessagesUsage(usage) : null, outputText: blockText(upstream.content as Block[]) };
+      const reported = upstream.usage ? normalizeMessagesUsage(upstream.usage as MessagesUsage) : null;
+      const outputText = blockText(upstream.content as Block[]);
+      const body: Record<string, unknown> = { ...upstream, model: clientModel };
+      // A Message always carries usage (the vendor's schema requires it): the gateway's count when the upstream gave none.
+      if (!reported) body.usage = { input_tokens: countMessagesPromptTokens(clientBody), output_tokens: countTextTokens(outputText) };
+      return { body, usage: reported, outputText };
     },
     stream: (clientModel) => new MessagesStream(clientModel),
     error: mapMessagesError,

@@ -7,6 +7,7 @@
  * upstream gives its finish reason; the final Response is sent on the upstream's `[DONE]`, after
  * its usage chunk.
  */
+import { responsesErrorFrame } from '../../formats/openai-responses/index.js';
 import { GatewayError } from '../../errors.js';
 import { readChatUsage } from '../openai-chat--openai-chat/index.js';
 import { formatSse, type SseEvent } from '../sse.js';
@@ -66,6 +67,7 @@ export class ResponsesStream implements StreamTranslator {
 
   usage(): TokenUsage | null { return this.reported; }
   deliveredText(): string { return this.delivered.join(''); }
+  errorFrame(error: GatewayError): string { return responsesErrorFrame(error, this.sequence); }
 
   private emit(type: string, payload: Json): void {
     this.frames.push(formatSse(JSON.stringify({ type, ...payload, sequence_number: this.sequence++ }), type));

@@ -5,6 +5,7 @@
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
+import { responsesErrorFrame } from '../../formats/openai-responses/index.js';
 import { refuseUnavailableTools } from '../builtin-tools.js';
 import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
@@ -41,6 +42,7 @@ const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete']);
 
 class ResponsesStream implements StreamTranslator {
   private reported: TokenUsage | null = null;
+  private nextSequence = 0;
   private readonly delivered: string[] = [];
   constructor(private readonly clientModel: string) {}
 
@@ -54,6 +56,7 @@ class ResponsesStream implements StreamTranslator {
     }
     if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta') this.delivered.push(String(data.delta ?? ''));
     if (type === 'response.output_item.added' && typeof (data.item as OutputItem | undefined)?.name === 'string') this.delivered.push((data.item as OutputItem).name!);
+    if (typeof data.sequence_number === 'number') this.nextSequence = data.sequence_number + 1;
     const response = data.response as ResponseObject | undefined;
     if (response && typeof response === 'object') {
       response.model = this.clientModel;
@@ -64,6 +67,7 @@ class ResponsesStream implements StreamTranslator {
 
   usage(): TokenUsage | null { return this.reported; }
   deliveredText(): string { return this.delivered.join(''); }
+  errorFrame(error: GatewayError): string { return responsesErrorFrame(error, this.nextSequence); }
 }
 
 /** Creates the passthrough translator for one request. */
