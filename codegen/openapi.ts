@@ -22,10 +22,18 @@ const ERROR_STATUSES: Record<string, string> = {
   '504': 'Upstream timeout. Not charged.',
 };
 
+/** Which schema file first claimed each component name (two different files may not share one). */
+const owners = new Map<string, string>();
+
 /** Registers a wire schema (and the files it references) as a component; returns its $ref. */
 function component(gateway: CompiledGateway, file: string, components: Json): string {
   const schema = (gateway.wireSchemas.get(file) ?? JSON.parse(readFileSync(join(gateway.root, 'schemas', file), 'utf8'))) as Json;
   const name = String(schema.title ?? file.replace(/\W+/g, '_'));
+  const owner = owners.get(name);
+  if (owner && owner !== file && JSON.stringify(schema) !== JSON.stringify(JSON.parse(readFileSync(join(gateway.root, 'schemas', owner), 'utf8')))) {
+    throw new Error(`schemas/${file} and schemas/${owner} both have the title "${name}" but differ`);
+  }
+  owners.set(name, owner ?? file);
   if (!components[name]) {
     components[name] = {};
     const folder = file.includes('/') ? file.slice(0, file.lastIndexOf('/') + 1) : '';
@@ -57,8 +65,14 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
     responses[status] = { description, content: { 'application/json': { schema: { $ref: errorRef } } } };
   }
   const op: Json = { operationId: m.id, summary: m.summary, security: [{ bearer: [] }, { apiKey: [] }], responses };
-  const params = [...m.path.matchAll(/\{([^}]+)\}/g)].map((p) => ({ name: p[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const params: Json[] = [...m.path.matchAll(/\{([^}]+)\}/g)].map((p) => ({ name: p[1], in: 'path', required: true, schema: { type: 'string' } }));
   if (m.handler === 'models-list') params.push({ name: 'service_type', in: 'query', required: false, schema: { type: 'string' } });
+  // A required header may come under an alias, so each name is optional here; the gateway answers 400 without any.
+  for (const h of m.require_headers ?? []) {
+    for (const name of [h.name, ...(h.aliases ?? [])]) {
+      params.push({ name, in: 'header', required: false, schema: { type: 'string', enum: h.values }, description: `Required: ${[h.name, ...(h.aliases ?? [])].join(' or ')}.` });
+    }
+  }
   if (params.length) op.parameters = params;
   if (schemas.request) op.requestBody = { required: true, content: { 'application/json': { schema: { $ref: component(gateway, schemas.request, components) } } } };
   return op;
@@ -79,6 +93,7 @@ const CATALOG_SCHEMA: Json = {
 
 /** The OpenAPI document as an object. */
 export function buildOpenApi(gateway: CompiledGateway, version: string): Json {
+  owners.clear();
   const components: Json = {};
   const paths: Record<string, Json> = {};
   for (const route of gateway.routes) {
