@@ -122,3 +122,12 @@ export async function sweepExpiredHolds(db: Db): Promise<number> {
     if (n < SWEEP_BATCH) return total;
   }
 }
+
+/**
+ * Pushes an open hold's expiry to `ttlMs` from now (a long stream stays reserved while it runs, so
+ * the sweeper never releases a request still in flight). A closed or unknown hold is left alone.
+ */
+export async function extendHold(db: Db, holdId: string, ttlMs: number): Promise<boolean> {
+  const rows = await db.query(`UPDATE holds SET expires_at = now() + ($2::bigint * interval '1 millisecond') WHERE id = $1 AND closed_at IS NULL RETURNING id`, [holdId, ttlMs]);
+  return rows.length > 0;
+}

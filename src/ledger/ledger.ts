@@ -128,6 +128,11 @@ export class Ledger {
     return holds.settle(this.db, input);
   }
 
+  /** Keeps an open hold alive for another `ttlMs` (long streams); false if it is closed or unknown. */
+  extendHold(holdId: string, ttlMs: number): Promise<boolean> {
+    return holds.extendHold(this.db, holdId, ttlMs);
+  }
+
   /** Closes an open hold and gives it back; no usage row. Idempotent. */
   release(holdId: string): Promise<void> {
     return holds.release(this.db, holdId);

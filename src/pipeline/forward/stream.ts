@@ -70,10 +70,14 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   }
   const translator = ctx.translation!.translator.stream(ctx.model!.offering.id);
   runtime.metrics?.streamOpened();
+  // A stream may outlive its reservation's lifetime: keep the hold alive while it runs.
+  const ttlMs = ctx.gateway.settings.holdTtlMs;
+  const keepAlive = ctx.hold ? setInterval(() => { void runtime.ledger.extendHold(ctx.hold!.id, ttlMs).catch(() => undefined); }, Math.max(250, ttlMs / 3)) : null;
   let end: StreamEnd;
   try {
     end = await pump(ctx, response.body, translator);
   } finally {
+    if (keepAlive) clearInterval(keepAlive);
     runtime.metrics?.streamClosed();
     if (!response.body.destroyed) response.body.destroy();
   }
