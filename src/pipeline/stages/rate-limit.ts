@@ -44,12 +44,12 @@ export const rateLimitStage: Stage = {
     const billable = route.billable;
     return async (ctx) => {
       const inputEstimate = billable ? ctx.format.estimateInputTokens(ctx.body) : 0;
-      const maxOutput = billable ? ctx.format.requestedMaxOutput(ctx.body) ?? ctx.model!.offering.maxOutputTokens : 0;
+      const requestedOutput = billable ? ctx.format.requestedMaxOutput(ctx.body) : null;
       // The token limit counts the input and the output the client asked for (corrected to the usage after).
-      const tokens = inputEstimate + (billable ? ctx.format.requestedMaxOutput(ctx.body) ?? 0 : 0);
+      const tokens = inputEstimate + (requestedOutput ?? 0);
       const ticket = await admit(runtime.limiter, scopesOf(ctx.auth!, ctx.gateway.settings.limits), tokens, inputEstimate, (scope, limit) => runtime.metrics?.limiterRejected(scope as 'account' | 'key', limit as 'requests' | 'tokens' | 'concurrency'));
       ctx.limit = { ticket, billedTokens: 0 };
-      if (billable) await reserve(ctx, runtime, inputEstimate, maxOutput);
+      if (billable) await reserve(ctx, runtime, inputEstimate, requestedOutput ?? ctx.model!.offering.maxOutputTokens);
     };
   },
 };
