@@ -9,6 +9,9 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 /** Special tokens in user text are encoded as ordinary text, never rejected (as the OpenAI API does). */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
+/** Longest piece counted in one BPE pass. */
+const CHUNK_CHARS = 2048;
+
 /** Fixed overhead per message in the chat format (`<|start|>{role}<|message|>...<|end|>`). */
 const TOKENS_PER_MESSAGE = 3;
 /** Extra token when a message carries a `name`. */
@@ -19,7 +22,21 @@ const REPLY_PRIMING = 3;
 /** Tokens of a text with the o200k_base encoding; special-token strings count as plain text. */
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
-  return countTokens(text, PLAIN_TEXT);
+  if (text.length <= CHUNK_CHARS) return countTokens(text, PLAIN_TEXT);
+  // BPE merging is quadratic on long runs without a split point (e.g. one letter repeated): count
+  // bounded chunks, cut at whitespace where there is some, so hostile input stays linear.
+  let total = 0;
+  for (let start = 0; start < text.length;) {
+    let end = Math.min(start + CHUNK_CHARS, text.length);
+    if (end < text.length) {
+      const space = text.lastIndexOf(' ', end);
+      if (space > start + CHUNK_CHARS / 2) end = space;
+      else if (/[\uD800-\uDBFF]/.test(text[end - 1]!)) end -= 1; // never split a surrogate pair
+    }
+    total += countTokens(text.slice(start, end), PLAIN_TEXT);
+    start = end;
+  }
+  return total;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -68,11 +68,10 @@ export async function runPipeline(
   req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, onError: (error: unknown) => void,
 ): Promise<void> {
   const ctx: RequestContext = {
-    requestId: newRequestId(), gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
+    requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
     req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, stream: false,
     model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
-  reply.header('x-request-id', ctx.requestId);
   const started = performance.now();
   runtime.inflight.add(ctx);
   reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });

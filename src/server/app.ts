@@ -8,7 +8,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { registerAdminRoutes } from '../admin/routes.js';
 import { GatewayError } from '../errors.js';
 import { DEFAULT_CLIENT_FORMAT, clientFormat } from '../formats/index.js';
-import { runPipeline } from '../pipeline/index.js';
+import { newRequestId, runPipeline } from '../pipeline/index.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { Runtime } from '../pipeline/stage.js';
 import { registerMetricsRoute, type GatewayMetrics } from '../observability/metrics.js';
@@ -54,12 +54,21 @@ async function dispatch(deps: ServerDeps, req: FastifyRequest, reply: FastifyRep
 /** Builds the fastify app (not yet listening). */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // 'idle': closing ends idle keep-alive connections only; requests and streams in flight drain.
-  const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true, forceCloseConnections: 'idle' });
+  const app = Fastify({
+    logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true, forceCloseConnections: 'idle',
+    // Every answer, including the ones refused before routing, carries its request id.
+    genReqId: newRequestId,
+    // Errors fastify raises before routing (a malformed URL) still answer in the gateway's error shape.
+    frameworkErrors: (error, req, reply: FastifyReply) => {
+      void reply.header('x-request-id', req.id).code(400).send(DEFAULT_CLIENT_FORMAT.errorBody(new GatewayError('invalid_request', `Malformed request: ${error.message}`)));
+    },
+  });
   app.setErrorHandler(async (error: FastifyError, req, reply) => {
     const gatewayError = bodyError(error);
     if (gatewayError.status >= 500) deps.log('unhandled error', error);
     await reply.code(gatewayError.status).send(errorFormatFor(deps, req).errorBody(gatewayError));
   });
+  app.addHook('onRequest', (req, reply, done) => { reply.header('x-request-id', req.id); done(); });
   const openapi = await readFile(deps.openapiFile, 'utf8');
   app.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
   app.get('/api/public/catalog', async () => catalogBody(deps.generation().gateway));

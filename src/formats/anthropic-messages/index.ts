@@ -34,8 +34,8 @@ export const anthropicMessagesFormat: ClientFormat = {
   estimateInputTokens: countMessagesPromptTokens,
   requestedMaxOutput: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),
   billableTools: (body): Record<string, number> => {
-    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: string; max_uses?: number }>) : [];
-    const search = tools.filter((t) => (t.type ?? '').startsWith('web_search_'));
+    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown; max_uses?: unknown }>) : [];
+    const search = tools.filter((t) => typeof t?.type === 'string' && t.type.startsWith('web_search_'));
     if (search.length === 0) return {};
     return { web_search: search.reduce((n, t) => n + (typeof t.max_uses === 'number' ? t.max_uses : DEFAULT_TOOL_CALL_CAP), 0) };
   },

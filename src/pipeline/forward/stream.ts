@@ -15,8 +15,8 @@ import { sendUpstream } from './json.js';
 function startSse(ctx: RequestContext): void {
   ctx.reply.hijack();
   ctx.reply.raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive',
-    'x-request-id': ctx.requestId,
+    // No Connection header: Node keeps the connection alive unless the client asked to close it.
+    'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': ctx.requestId,
   });
   ctx.started = true;
 }

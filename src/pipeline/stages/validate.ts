@@ -8,6 +8,7 @@ import type { RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
 import { applyParamPolicies } from '../../translate/params.js';
 import { createTranslator } from '../../translate/registry.js';
+import { MAX_BODY_DEPTH, nestedDeeperThan } from '../depth.js';
 import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 
 function schemaMessage(error: ErrorObject): { message: string; param: string | null } {
@@ -69,6 +70,7 @@ export const validateStage: Stage = {
       checkHeaders(ctx);
       const body = ctx.req.body;
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+      if (nestedDeeperThan(body)) throw new GatewayError('invalid_request', `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`);
       if (!validate(body)) {
         const { message, param } = schemaMessage(validate.errors![0]!);
         throw new GatewayError('invalid_request', message, { param });
