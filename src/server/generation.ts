@@ -23,7 +23,7 @@ export function routerPath(path: string): string {
 
 /** Builds a generation: every route's pipeline compiled once. */
 export function buildGeneration(gateway: CompiledGateway, runtime: Runtime): Generation {
-  const router = FindMyWay({ ignoreTrailingSlash: true });
+  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 1024 });
   const pipelines = new Map<string, CompiledPipeline>();
   for (const route of gateway.routes) {
     const pipeline = compilePipeline(route, runtime);

@@ -46,15 +46,24 @@ export class UpstreamClient {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
     const url = new URL(provider.baseUrl + op.path);
+    // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
+    const payload = op.method === 'GET' ? null : JSON.stringify(body);
+    // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
+    const controller = new AbortController();
+    const forward = (): void => controller.abort(signal.reason);
+    if (signal.aborted) forward(); else signal.addEventListener('abort', forward, { once: true });
+    const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), provider.timeouts.headersMs);
     try {
       const response = await this.pool(provider, url.origin).request({
-        method: op.method, path: url.pathname + url.search, signal,
+        method: op.method, path: url.pathname + url.search, signal: controller.signal,
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders, ...provider.headers, ...authHeaders(provider) },
-        body: op.method === 'GET' ? null : JSON.stringify(body),
+        body: payload,
       });
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     } catch (error) {
-      throw transportError(error);
+      throw transportError(controller.signal.aborted && !signal.aborted ? controller.signal.reason : error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
