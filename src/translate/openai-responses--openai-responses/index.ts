@@ -7,6 +7,7 @@ import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
 import { responsesErrorFrame } from '../../formats/openai-responses/index.js';
 import { refuseUnavailableTools } from '../builtin-tools.js';
+import { parseNamedEvent } from '../named-event.js';
 import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
@@ -47,10 +48,9 @@ class ResponsesStream implements StreamTranslator {
   constructor(private readonly clientModel: string) {}
 
   push(event: SseEvent): StreamStep {
-    let data: Record<string, unknown>;
-    try { data = JSON.parse(event.data) as Record<string, unknown>; }
-    catch { return { frames: [], error: new GatewayError('upstream_error', 'The upstream provider sent a malformed stream event.') }; }
-    const type = (data.type as string | undefined) ?? event.event ?? '';
+    const parsed = parseNamedEvent(event);
+    if (parsed instanceof GatewayError) return { frames: [], error: parsed };
+    const { type, data } = parsed;
     if (type === 'error' || type === 'response.failed') {
       return { frames: [], error: new GatewayError('upstream_error', upstreamMessage(data) ?? upstreamMessage((data.response as Record<string, unknown> | undefined)?.error) ?? 'The upstream provider failed mid-stream.') };
     }
