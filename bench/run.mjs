@@ -62,6 +62,7 @@ const CFG = {
   rounds: Math.max(1, Math.round(setting('BENCH_ROUNDS', 2, 1))),
   warmupSeconds: setting('BENCH_WARMUP_SECONDS', 2, 1),
   concurrency: setting('BENCH_CONCURRENCY', 64),
+  accounts: Math.max(2, Math.round(setting('BENCH_ACCOUNTS', 16))),
   openStreams: setting('BENCH_OPEN_STREAMS', 1000, 1000),
   openStreamChunkDelayMs: 300,
   quietWaitSeconds: setting('BENCH_QUIET_WAIT_SECONDS', 10),
@@ -238,7 +239,7 @@ async function waitForQuiet(maxSeconds = CFG.quietWaitSeconds) {
     quiet = 0;
     if (!warned) { progress(`waiting for the machine to be quiet (other processes use ${busy.toFixed(0)}% of the CPU)`); warned = true; }
   }
-  progress(`machine still busy (${busy.toFixed(0)}%) after ${maxSeconds}s; measuring anyway (see the background column)`);
+  progress(`machine not quiet after ${maxSeconds}s (last second ${busy.toFixed(0)}% busy); measuring anyway (see the background column)`);
   return { quiet: false, waitedS: maxSeconds, busy };
 }
 
@@ -268,7 +269,9 @@ const BODIES = {
 async function send(pool, { path, headers, bodies, stream, terminator }, i, onFirstByte) {
   const start = performance.now();
   try {
-    const { statusCode, body } = await pool.request({ method: 'POST', path, headers, body: bodies[i % bodies.length] });
+    const { statusCode, body } = await pool.request({
+      method: 'POST', path, headers: typeof headers === 'function' ? headers(i) : headers, body: bodies[i % bodies.length],
+    });
     let ttfb = NaN;
     let tail = '';
     for await (const chunk of body) {
@@ -380,8 +383,10 @@ function scenarios(target) {
   }
   if (target.kind === 'gateway') {
     const headers = { ...json, authorization: `Bearer ${target.key}` };
+    const keys = target.extraKeys ?? [target.key];
     return {
       chat: { path: '/v1/chat/completions', headers, bodies: BODIES.chat },
+      chatMulti: { path: '/v1/chat/completions', headers: (i) => ({ ...json, authorization: `Bearer ${keys[i % keys.length]}` }), bodies: BODIES.chat },
       stream: { path: '/v1/chat/completions', headers, bodies: BODIES.stream, stream: true, terminator: '[DONE]' },
       translated: { path: '/v1/chat/completions', headers, bodies: BODIES.translated, stream: true, terminator: '[DONE]' },
       open: { path: '/v1/chat/completions', headers, bodies: BODIES.open, stream: true, terminator: '[DONE]' },
@@ -458,6 +463,8 @@ const PHASES = [
   { key: 'latencyLow', scenario: 'chat', rate: CFG.lowRate, title: `non-streaming at ${CFG.lowRate} req/s` },
   { key: 'latency', scenario: 'chat', rate: CFG.rate, title: `non-streaming at ${CFG.rate} req/s` },
   { key: 'throughput', scenario: 'chat', title: `non-streaming closed loop x${CFG.concurrency}` },
+  // Diagnostic: the same load spread over CFG.accounts accounts, to show what one account's balance row costs.
+  { key: 'throughputMulti', scenario: 'chatMulti', title: `non-streaming closed loop x${CFG.concurrency} over ${CFG.accounts} accounts`, only: 'gateway' },
   { key: 'streamLatency', scenario: 'stream', rate: CFG.streamRate, title: `streaming at ${CFG.streamRate}/s` },
   { key: 'streamThroughput', scenario: 'stream', title: `streaming closed loop x${CFG.concurrency}` },
   { key: 'translatedLatency', scenario: 'translated', rate: CFG.streamRate, title: `translated streaming at ${CFG.streamRate}/s` },
@@ -471,6 +478,36 @@ function phaseLine(phase, r) {
     : `served ${r.rps.toFixed(0)}/s${r.overloaded ? ` OVERLOADED${r.overloadedAfter !== null ? ` (stopped after ${r.overloadedAfter.toFixed(1)}s)` : ''}` : ''}`;
   const lat = phase.scenario === 'chat' ? `p50 ${ms(r.p50)} p99 ${ms(r.p99)}` : `TTFB p50 ${ms(r.ttfbP50)} p99 ${ms(r.ttfbP99)}, whole stream p50 ${ms(r.p50)}`;
   return `${load}, ${lat} ${cpu}${fmtErr(r)}`;
+}
+
+/**
+ * Samples pg_stat_activity of `database` every 20 ms until stopped: what the gateway's backends are
+ * doing (running, waiting on a lock, idle in a transaction waiting for the gateway) and on which statement.
+ */
+async function sampleActivity(database, carry = { samples: 0, counts: new Map() }) {
+  const client = new pg.Client({ connectionString: withUser(CFG.adminUrl).toString(), connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { rows } = await client.query(
+        `SELECT state, coalesce(wait_event_type || ':' || wait_event, 'on CPU') AS wait, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
+         FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state <> 'idle'`, [database]);
+      carry.samples += 1;
+      for (const r of rows) {
+        const key = JSON.stringify([r.state, r.state === 'active' ? r.wait : 'waiting for the gateway', r.query]);
+        carry.counts.set(key, (carry.counts.get(key) ?? 0) + 1);
+      }
+      await sleep(20);
+    }
+  })();
+  return { async stop() { running = false; await loop.catch(() => undefined); await client.end(); return carry; } };
+}
+
+/** The sampled backend states, as average numbers of backends per (state, wait, statement), most first. */
+function summarizeActivity({ samples, counts }) {
+  return [...counts].map(([key, n]) => { const [state, wait, query] = JSON.parse(key); return { state, wait, query, avg: n / samples }; })
+    .sort((a, b) => b.avg - a.avg);
 }
 
 /**
@@ -488,25 +525,32 @@ async function measureAll(targets, sim) {
     return phase.rate === undefined ? closedLoop(closed, scenario, CFG.concurrency, seconds) : openLoop(open, scenario, phase.rate, seconds);
   };
   for (const phase of PHASES) {
+    const phaseTargets = targets.filter((t) => !phase.only || t.kind === phase.only);
+    if (phaseTargets.length === 0) continue;
     await waitForQuiet();
     progress(`phase: ${phase.title}: warm-up, then ${CFG.rounds} x ${sliceSeconds.toFixed(1)}s per target`);
-    for (const t of targets) await run(t, phase, CFG.warmupSeconds);
-    const slices = new Map(targets.map((t) => [t.id, []]));
+    for (const t of phaseTargets) await run(t, phase, CFG.warmupSeconds);
+    const slices = new Map(phaseTargets.map((t) => [t.id, []]));
+    const waits = new Map();
     for (let round = 0; round < CFG.rounds; round++) {
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+      const order = phaseTargets.map((_, i) => phaseTargets[(i + round) % phaseTargets.length]);
       for (const t of order) {
         const meter = await cpuMeter([process.pid, sim.pid, t.pid].filter(Boolean), t.database);
+        const sampler = t.database && phase.scenario.startsWith('chat') && phase.rate === undefined ? await sampleActivity(t.database, waits.get(t.id)) : null;
         const cpu0 = t.pid ? cpuSecondsOf(t.pid) : null;
         const slice = await run(t, phase, sliceSeconds);
         slice.targetCpu = t.pid ? cpuSecondsOf(t.pid) - cpu0 : null;
         slice.cpu = await meter();
+        if (sampler) waits.set(t.id, await sampler.stop());
         slices.get(t.id).push(slice);
       }
     }
-    for (const t of targets) {
+    for (const t of phaseTargets) {
       const r = aggregate(slices.get(t.id), phase.rate);
+      if (waits.has(t.id)) r.waits = summarizeActivity(waits.get(t.id));
       out.get(t.id)[phase.key] = r;
       progress(`${t.label}: ${phase.title}: ${phaseLine(phase, r)}`);
+      if (r.waits) progress(`${t.label}: ${phase.title}: PostgreSQL backends on average: ${r.waits.slice(0, 3).map((w) => `${w.avg.toFixed(1)} ${w.state} ${w.wait} "${w.query.slice(0, 40)}"`).join('; ')}`);
     }
   }
   for (const { open, closed } of pools.values()) { await open.close(); await closed.close(); }
@@ -572,7 +616,17 @@ async function startGateway(label, simUrl, store, nodeFlags = []) {
     method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits: high }),
   });
   if (patch.status !== 200 && patch.status !== 404) throw new Error(`${label}: PATCH /admin/accounts/${account.id} answered ${patch.status}: ${await patch.text()}`);
-  return { kind: 'gateway', label, url, pid: proc.pid, key: account.key, accountId: account.id, proc, rssStartMb: memoryOf(proc.pid).rssMb };
+  const extraKeys = [account.key];
+  for (let i = 1; i < CFG.accounts; i++) {
+    const extra = await (await fetch(`${url}/admin/accounts`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ balance_usd: '1000000' }),
+    })).json();
+    await fetch(`${url}/admin/accounts/${extra.id}`, {
+      method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits: high }),
+    });
+    extraKeys.push(extra.key);
+  }
+  return { kind: 'gateway', label, url, pid: proc.pid, key: account.key, accountId: account.id, extraKeys, proc, rssStartMb: memoryOf(proc.pid).rssMb };
 }
 
 const PORTKEY_DIR = join(BENCH_DIR, '.portkey');
@@ -685,7 +739,7 @@ async function storeWorkPerRequest(target, n = 200) {
   let i = 0;
   await Promise.all(Array.from({ length: 8 }, async () => { while (i < n) if ((await send(pool, scenarios(target).chat, i++)).ok) ok += 1; }));
   await pool.close();
-  await sleep(1500); // backends report their counters at most once a second
+  await sleep(11_000); // an idle backend reports its counters up to 10 s later
   const after = await snap();
   const per = (k) => (Number(after[k]) - Number(before[k])) / ok;
   return { requests: ok, transactions: per('xact_commit') + per('xact_rollback'), inserted: per('tup_inserted'), updated: per('tup_updated'), fetched: per('tup_fetched') };
@@ -718,6 +772,44 @@ const bgCell = (...rs) => {
   const v = Math.max(...rs.filter(Boolean).map((r) => r.cpu?.background ?? 0));
   return v > 15 ? `**${v.toFixed(0)}%**` : `${v.toFixed(0)}%`;
 };
+
+/** Data-driven reasons for the gateway's figures (PostgreSQL row against Portkey's and the direct one). */
+function explain(rows, baselines) {
+  const gw = rows.find((r) => r.kind === 'gateway' && r.store === 'postgres');
+  const pk = rows.find((r) => r.kind === 'portkey');
+  const out = [];
+  if (!gw) return out;
+  const waits = gw.throughput.waits ?? [];
+  const lockWaits = waits.filter((w) => w.wait.startsWith('Lock:')).reduce((a, w) => a + w.avg, 0);
+  const lockedAccount = waits.filter((w) => w.wait.startsWith('Lock:') && /accounts/.test(w.query)).reduce((a, w) => a + w.avg, 0);
+  const idleInTx = waits.filter((w) => w.state === 'idle in transaction').reduce((a, w) => a + w.avg, 0);
+  const walSync = waits.filter((w) => /WAL(Sync|Write)/.test(w.wait)).reduce((a, w) => a + w.avg, 0);
+  const cores = os.cpus().length;
+  const pgUs = (r) => (r && r.rps > 0 ? ((r.cpu.postgres / 100) * cores / r.rps) * 1e6 : NaN);
+  if (waits.length) {
+    out.push(`One account is a serialization point: during the one-account closed loop, of the pool's 10 PostgreSQL backends on average ${lockWaits.toFixed(1)} were waiting on a row lock (${lockedAccount.toFixed(1)} on the account's balance row, \`UPDATE accounts\` in the reserve and in the settle), ${idleInTx.toFixed(1)} were idle inside a transaction waiting for the gateway's next statement, and ${walSync.toFixed(1)} were flushing WAL. Every request updates its account's row twice (reserve, settle), and the settle holds that row's lock from its \`UPDATE accounts\` until its \`COMMIT\` returns (a round trip to the gateway plus a WAL flush), so one account's settles run one at a time.`);
+  }
+  if (gw.throughputMulti) {
+    const gain = gw.throughputMulti.rps / gw.throughput.rps;
+    const mw = gw.throughputMulti.waits ?? [];
+    const mLocks = mw.filter((w) => w.wait.startsWith('Lock:')).reduce((a, w) => a + w.avg, 0);
+    const mIdle = mw.filter((w) => w.state === 'idle in transaction').reduce((a, w) => a + w.avg, 0);
+    out.push(`Over ${CFG.accounts} accounts the gateway served ${gw.throughputMulti.rps.toFixed(0)} req/s against ${gw.throughput.rps.toFixed(0)} on one (${gain.toFixed(1)}x)` +
+      (mw.length ? `; the lock waits fell to ${mLocks.toFixed(1)} backends and ${mIdle.toFixed(1)} backends sat idle in a transaction waiting for the gateway` : '') +
+      (gain < 1.2 ? `: with the row lock gone the next limit is CPU, the gateway's event loop and PostgreSQL sharing the ${cores} cores with the simulator and the load generator.` : `: the account row is the first limit; past it the limit is CPU.`));
+  }
+  if (pk) {
+    const ratio = gw.throughput.cpuUsPerRequest / pk.throughput.cpuUsPerRequest;
+    out.push(`CPU per request: the gateway process used ${gw.throughput.cpuUsPerRequest.toFixed(0)} µs per non-streaming request (${ratio.toFixed(1)}x Portkey's ${pk.throughput.cpuUsPerRequest.toFixed(0)} µs), and its PostgreSQL backends about ${f0(pgUs(gw.throughput))} µs more (${f0(gw.throughput.cpu.postgres)}% of the machine); Portkey has no store and no metering. Streaming: ${f0(gw.streamThroughput.cpuUsPerRequest)} µs against Portkey's ${f0(pk.streamThroughput.cpuUsPerRequest)} µs per stream; translated: ${f0(gw.translatedThroughput.cpuUsPerRequest)} µs against ${f0(pk.translatedThroughput.cpuUsPerRequest)} µs. With everything on ${cores} cores, the store's CPU comes out of the gateway's throughput.`);
+  }
+  if (gw.latencyLow && gw.latency.overloaded) {
+    out.push(`Added latency: at ${CFG.rate} req/s the gateway on one account is past its capacity (it served ${gw.latency.rps.toFixed(0)} req/s), so the ${CFG.rate} req/s figures are queueing. At ${CFG.lowRate} req/s the added p50/p99 were ${(gw.latencyLow.p50 - rows.find((r) => r.kind === 'direct').latencyLow.p50).toFixed(2)} / ${(gw.latencyLow.p99 - rows.find((r) => r.kind === 'direct').latencyLow.p99).toFixed(2)} ms${gw.latencyLow.overloaded ? ' (also overloaded at that rate on this machine)' : ''}.`);
+  }
+  if (gw.open && baselines) {
+    out.push(`Memory: the gateway is at ${f0(gw.open.rssStartMb)} MB resident right after start, before any request; ${f0(baselines.tokenizerMb - baselines.nodeMb)} MB of that is the o200k tokenizer's table (a bare node is ${f0(baselines.nodeMb)} MB; node with the tokenizer ${f0(baselines.tokenizerMb)} MB). ${CFG.openStreams} open streams added ${f0(gw.open.rssAllOpenMb - gw.open.rssBeforeMb)} MB to the idle RSS (${f0(gw.open.rssBeforeMb)} -> ${f0(gw.open.rssAllOpenMb)} MB).`);
+  }
+  return out;
+}
 
 function report({ machine, results, pgVersion, portkey, profile, targets, command, startedAt, durationS, baselines }) {
   const direct = results.find((r) => r.kind === 'direct');
@@ -756,11 +848,22 @@ function report({ machine, results, pgVersion, portkey, profile, targets, comman
   }
   L.push('', `"Served" is answers per second over the phase; below 95% of the offered rate the target could not keep up and its latency is mostly queueing.`, '');
   L.push(`## Non-streaming chat: throughput (closed loop, ${CFG.concurrency} in flight)`, '');
-  L.push('| Target | req/s | p50 / p99 (ms) | CPU/req of the target (µs) | machine busy | of which PostgreSQL | background CPU | errors |');
-  L.push('|---|--:|--:|--:|--:|--:|--:|--:|');
+  L.push(`| Target | req/s | p50 / p99 (ms) | CPU/req of the target (µs) | machine busy | of which PostgreSQL | background CPU | errors | req/s over ${CFG.accounts} accounts (CPU/req, background) |`);
+  L.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of rows) {
-    const t = r.throughput;
-    L.push(`| ${r.label} | ${f0(t.rps)} | ${f2(t.p50)} / ${f2(t.p99)} | ${r.kind === 'direct' ? '—' : f0(t.cpuUsPerRequest)} | ${f0(t.cpu.busy)}% | ${f0(t.cpu.postgres)}% | ${bgCell(t)} | ${errCell(t)} |`);
+    const t = r.throughput; const m = r.throughputMulti;
+    const multi = m ? `${f0(m.rps)} (${f0(m.cpuUsPerRequest)} µs, ${bgCell(m)})${m.errors ? ` ${errCell(m)} errors` : ''}` : '—';
+    L.push(`| ${r.label} | ${f0(t.rps)} | ${f2(t.p50)} / ${f2(t.p99)} | ${r.kind === 'direct' ? '—' : f0(t.cpuUsPerRequest)} | ${f0(t.cpu.busy)}% | ${f0(t.cpu.postgres)}% | ${bgCell(t)} | ${errCell(t)} | ${multi} |`);
+  }
+  L.push('', `The last column is a diagnostic: the same closed loop with the requests spread over ${CFG.accounts} accounts (one key each) instead of one.`);
+  for (const r of rows) {
+    for (const [key, what] of [['throughput', 'one account'], ['throughputMulti', `${CFG.accounts} accounts`]]) {
+      const waits = r[key]?.waits;
+      if (!waits?.length) continue;
+      L.push('', `PostgreSQL backends of ${r.label} during the closed loop (${what}), sampled every 20 ms: average number of backends per state and statement (idle backends left out; the pool has 10).`, '');
+      L.push('| backends | state | waiting on | statement |', '|--:|---|---|---|');
+      for (const w of waits.slice(0, 8)) L.push(`| ${w.avg.toFixed(2)} | ${w.state} | ${w.wait} | \`${w.query.replace(/\|/g, '\\|')}\` |`);
+    }
   }
   const work = rows.find((r) => r.storeWork)?.storeWork;
   if (work) L.push('', `PostgreSQL work per non-streaming request of the gateway (pg_stat_database over ${work.requests} requests): ${work.transactions.toFixed(2)} transactions, ${work.inserted.toFixed(2)} rows inserted, ${work.updated.toFixed(2)} rows updated, ${work.fetched.toFixed(2)} rows fetched.`);
@@ -795,6 +898,8 @@ function report({ machine, results, pgVersion, portkey, profile, targets, comman
   L.push('| Target | Goal | Measured | Verdict |', '|---|---|---|---|');
   for (const t of targets) L.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.verdict} |`);
   L.push('');
+  const why = explain(rows, baselines);
+  if (why.length) L.push('Why, from the measurements above:', '', ...why.map((w) => `- ${w}`), '');
 
   if (profile) {
     L.push('## CPU profile of the gateway (PostgreSQL)', '');
@@ -831,7 +936,7 @@ function evaluateTargets(gw, portkeyResult, direct) {
       const met = ratio >= TARGETS.throughputVsPortkey;
       out.push({
         name: `Throughput vs Portkey, ${what} (x${CFG.concurrency})`, goal: `>= ${TARGETS.throughputVsPortkey}x`,
-        measured: `${ratio.toFixed(2)}x (${gw[key].rps.toFixed(0)} vs ${portkeyResult[key].rps.toFixed(0)}/s)`,
+        measured: `${ratio.toFixed(2)}x (${gw[key].rps.toFixed(0)} vs ${portkeyResult[key].rps.toFixed(0)}/s)${key === 'throughput' && gw.throughputMulti ? `; over ${CFG.accounts} accounts ${(gw.throughputMulti.rps / portkeyResult[key].rps).toFixed(2)}x (${gw.throughputMulti.rps.toFixed(0)}/s)` : ''}`,
         verdict: met ? 'met' : `**missed by ${((TARGETS.throughputVsPortkey - ratio) / TARGETS.throughputVsPortkey * 100).toFixed(0)}%** (needs ${(TARGETS.throughputVsPortkey * portkeyResult[key].rps).toFixed(0)}/s, +${((TARGETS.throughputVsPortkey / ratio - 1) * 100).toFixed(0)}%)`,
         met, primary: key === 'throughput',
       });
