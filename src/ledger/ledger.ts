@@ -6,7 +6,7 @@
 import type { Limits } from '../limits/types.js';
 import type { Db, Queryable } from '../store/db.js';
 import { randomId } from './ids.js';
-import * as holds from './holds.js';
+import { Holds } from './holds.js';
 import * as keys from './keys.js';
 import { reconcile } from './reconcile.js';
 import * as usage from './usage.js';
@@ -45,7 +45,11 @@ function isBig(value: unknown): value is bigint {
 
 /** The money API the pipeline, admin routes and cron jobs use. */
 export class Ledger {
-  constructor(private readonly db: Db) {}
+  private readonly holds: Holds;
+
+  constructor(private readonly db: Db) {
+    this.holds = new Holds(db);
+  }
 
   /** Creates an account with an opening balance (default 0) and credit limit (default 0, >= 0). */
   async createAccount(input: { balanceNano?: bigint; creditLimitNano?: bigint }): Promise<{ id: string }> {
@@ -116,31 +120,32 @@ export class Ledger {
   }
 
   /**
-   * One guarded statement: succeeds only if balance - amount >= -credit_limit; then the amount moves
+   * One guarded debit: succeeds only if balance - amount >= -credit_limit; then the amount moves
    * from balance to held. Returns false (nothing written) when it does not fit or the account is unknown.
+   * Reserves, settles and releases are group-committed (see holds.ts).
    */
   reserve(input: { holdId: string; accountId: string; amountNano: bigint; ttlMs: number }): Promise<boolean> {
-    return holds.reserve(this.db, input);
+    return this.holds.reserve(input);
   }
 
   /** Closes the hold (giving back what is still held), appends the rows and charges their sum. */
   settle(input: { holdId: string; accountId: string; rows: UsageRowInput[] }): Promise<UsageRow[]> {
-    return holds.settle(this.db, input);
+    return this.holds.settle(input);
   }
 
   /** Keeps an open hold alive for another `ttlMs` (long streams); false if it is closed or unknown. */
   extendHold(holdId: string, ttlMs: number): Promise<boolean> {
-    return holds.extendHold(this.db, holdId, ttlMs);
+    return this.holds.extend(holdId, ttlMs);
   }
 
   /** Closes an open hold and gives it back; no usage row. Idempotent. */
   release(holdId: string): Promise<void> {
-    return holds.release(this.db, holdId);
+    return this.holds.release(holdId);
   }
 
   /** Releases every open hold whose expires_at < now; returns how many. */
   sweepExpiredHolds(): Promise<number> {
-    return holds.sweepExpiredHolds(this.db);
+    return this.holds.sweepExpired();
   }
 
   /** Newest first; `after` is the `next` of the previous page; limit default 50, max 500. */

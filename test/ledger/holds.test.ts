@@ -146,4 +146,58 @@ describeStore(`holds (${storeKind})`, () => {
     expect(data).toHaveLength(10);
     await expectBalanced();
   });
+
+  it('many accounts settling, releasing and sweeping at once: no deadlock, every hold given back once', async () => {
+    const accounts = await Promise.all(Array.from({ length: 8 }, async () => (await ledger.createAccount({ balanceNano: 1000n * X })).id));
+    const holds = Array.from({ length: 400 }, (_, i) => ({ id: holdId(), account: accounts[(i * 7) % accounts.length]!, i }));
+    const reserved = await Promise.all(holds.map((h) => ledger.reserve({ holdId: h.id, accountId: h.account, amountNano: X, ttlMs: h.i % 5 === 0 ? 1 : 60_000 })));
+    expect(reserved.every(Boolean)).toBe(true);
+    await sleep(10);
+    await Promise.all(holds.flatMap((h) => [
+      h.i % 3 === 0 ? ledger.release(h.id) : ledger.settle({ holdId: h.id, accountId: h.account, rows: [row(BigInt(h.i % 4) * X / 4n)] }),
+      ...(h.i % 50 === 0 ? [ledger.sweepExpiredHolds()] : []),
+    ]));
+    const charged = holds.filter((h) => h.i % 3 !== 0).reduce((sum, h) => sum + BigInt(h.i % 4) * X / 4n, 0n);
+    const views = await Promise.all(accounts.map((a) => ledger.getAccount(a)));
+    expect(views.reduce((sum, v) => sum + v!.balanceNano, 0n)).toBe(8000n * X - charged);
+    expect(views.every((v) => v!.heldNano === 0n && v!.openHolds === 0)).toBe(true);
+    for (const line of await ledger.reconcile()) expect(line.differenceNano, line.accountId).toBe(0n);
+  });
+
+  it('a settle refused as not_found does not fail the others sent with it', async () => {
+    const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
+    const ids = [holdId(), holdId()];
+    for (const h of ids) await ledger.reserve({ holdId: h, accountId: id, amountNano: X, ttlMs: 60_000 });
+    const results = await Promise.allSettled([
+      ledger.settle({ holdId: ids[0]!, accountId: id, rows: [row(X)] }),
+      ledger.settle({ holdId: 'hold_nope', accountId: id, rows: [row(X)] }),
+      ledger.settle({ holdId: ids[1]!, accountId: id, rows: [row(X)] }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 8n * X, heldNano: 0n, openHolds: 0 });
+  });
+
+  it('the sweeper leaves a hold it picked alone once the hold was extended (a long stream)', async () => {
+    const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
+    const h = holdId();
+    await ledger.reserve({ holdId: h, accountId: id, amountNano: X, ttlMs: 60_000 });
+    // What the sweeper does with a hold it picked as due: not due any more, so not closed.
+    const closed = await t.db.query<{ n: number }>("SELECT ledger_release(ARRAY[$1], 'expired') AS n", [h]);
+    expect(Number(closed[0]!.n)).toBe(0);
+    expect(await ledger.getAccount(id)).toMatchObject({ heldNano: X, openHolds: 1 });
+    await ledger.release(h);
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 10n * X, heldNano: 0n, openHolds: 0 });
+  });
+
+  it('a hold id reserved twice is refused the second time, and the debit is given back', async () => {
+    const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
+    const h = holdId();
+    const [a, b] = await Promise.all([
+      ledger.reserve({ holdId: h, accountId: id, amountNano: X, ttlMs: 60_000 }),
+      ledger.reserve({ holdId: h, accountId: id, amountNano: 2n * X, ttlMs: 60_000 }),
+    ]);
+    expect([a, b].filter(Boolean)).toHaveLength(1);
+    const held = a ? X : 2n * X;
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 10n * X - held, heldNano: held, openHolds: 1 });
+  });
 });
