@@ -21,9 +21,17 @@ interface SettleItem { input: SettleInput; rows: UsageRow[]; }
 
 interface SettleLine { hold: string; status: 'settled' | 'already_settled' | 'not_found'; charged_at: Date | string; }
 
-/** bigints inside usage details are stored as decimal strings. */
-function jsonDetails(details: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(details, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as Record<string, unknown>;
+/** Usage details as stored: bigints become decimal strings; values without one are returned as they are. */
+function storedDetails(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const items = value.map(storedDetails);
+    return items.every((item, i) => item === value[i]) ? value : items;
+  }
+  const entries = Object.entries(value);
+  const converted = entries.map(([k, v]) => [k, storedDetails(v)] as const);
+  return converted.every(([, v], i) => v === entries[i]![1]) ? value : Object.fromEntries(converted);
 }
 
 async function reserveBatch(db: Db, items: ReserveInput[]): Promise<boolean[]> {
@@ -83,7 +91,7 @@ export class Holds {
   async settle(input: SettleInput): Promise<UsageRow[]> {
     input.rows.forEach(checkCharge);
     const rows: UsageRow[] = input.rows.map((r) => ({
-      ...r, details: jsonDetails(r.details ?? {}), id: sortableId('use_'), accountId: input.accountId, refundOf: null, createdAt: new Date(0),
+      ...r, details: storedDetails(r.details ?? {}) as Record<string, unknown>, id: sortableId('use_'), accountId: input.accountId, refundOf: null, createdAt: new Date(0),
     }));
     const result = await this.settles.submit({ input, rows });
     if (result instanceof LedgerError) throw result;

@@ -2,7 +2,7 @@
  * In-process limiter (no REDIS_URL): token buckets refilled continuously (capacity per minute) and
  * concurrency leases. Exact within one process; replicas need the Redis limiter.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../ledger/ids.js';
 import { LEASE_TTL_MS, plan, type Admission, type Limiter, type LimitScope, type Ticket } from './types.js';
 
 interface Bucket { tokens: number; at: number; capacity: number; }
@@ -37,7 +37,7 @@ export class MemoryLimiter implements Limiter {
     for (const l of leases) {
       if (this.live(l.key, now).size >= l.limit) return { ok: false, scope: l.scope, limit: 'concurrency', retryAfterMs: 1000 };
     }
-    const lease = randomBytes(8).toString('hex');
+    const lease = randomHex(8);
     for (const b of buckets) this.buckets.get(b.key)!.tokens -= b.cost;
     for (const l of leases) this.leases.get(l.key)!.set(lease, now + LEASE_TTL_MS);
     return { ok: true, ticket: { scopes, tokens, lease } };

@@ -3,7 +3,7 @@
  * the in-memory one, each admission one Lua script, so the check and the take are atomic across
  * processes. Time comes from the Redis server, so replicas' clocks do not matter.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../ledger/ids.js';
 import { Redis } from 'ioredis';
 import { LEASE_TTL_MS, plan, type Admission, type Limiter, type LimitScope, type Ticket } from './types.js';
 
@@ -63,7 +63,7 @@ export class RedisLimiter implements Limiter {
   async admit(scopes: LimitScope[], tokens: number): Promise<Admission> {
     const { buckets, leases } = plan(scopes, tokens);
     if (buckets.length === 0 && leases.length === 0) return { ok: true, ticket: { scopes, tokens, lease: '' } };
-    const lease = randomBytes(8).toString('hex');
+    const lease = randomHex(8);
     const keys = [...buckets.map((b) => this.prefix + b.key), ...leases.map((l) => this.prefix + l.key)];
     const args = [buckets.length, leases.length, lease, LEASE_TTL_MS, ...buckets.flatMap((b) => [b.capacity, b.cost]), ...leases.map((l) => l.limit)];
     const result = (await this.redis.eval(ADMIT, keys.length, ...keys, ...args)) as number[];

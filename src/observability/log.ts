@@ -43,7 +43,11 @@ export function logLevelFromEnv(env: NodeJS.ProcessEnv | Record<string, string |
   return raw as LevelWithSilent;
 }
 
-/** How to log: the level, and where to (default: standard output). */
+/**
+ * How to log: the level, and where to (default: standard output, written asynchronously: lines that
+ * arrive while a write is in progress go out together in the next one, so a busy gateway makes one
+ * write per batch of lines instead of one per line; pino flushes what is left when the process exits).
+ */
 export interface LoggerOptions {
   level: LevelWithSilent;
   destination?: DestinationStream;
@@ -59,5 +63,5 @@ export function createLogger(opts: LoggerOptions): Logger {
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
     hooks: { streamWrite: redactSecrets },
   };
-  return opts.destination ? pino(options, opts.destination) : pino(options);
+  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false }));
 }

@@ -3,7 +3,7 @@
  * forward -> meter, compiled once per route. One error path renders every failure in the client's
  * format and guarantees that a reservation is never left open by a failed request.
  */
-import { randomBytes } from 'node:crypto';
+import { randomId } from '../ledger/ids.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledGateway, CompiledRoute } from '../config/types.js';
 import { GatewayError, toGatewayError } from '../errors.js';
@@ -36,7 +36,7 @@ export function compilePipeline(route: CompiledRoute, runtime: Runtime): Compile
 
 /** A fresh request id: `req_` and 24 hex characters. */
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
+  return randomId('req_');
 }
 
 async function sendError(ctx: RequestContext, error: GatewayError): Promise<void> {

@@ -29,6 +29,19 @@ export function transportError(error: unknown): GatewayError {
 /** Connection pools to every upstream origin. */
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
+  /** Parsed operation URLs by their text (parsing one per request showed up in profiles). */
+  private readonly targets = new Map<string, { origin: string; path: string }>();
+
+  private target(url: string): { origin: string; path: string } {
+    let target = this.targets.get(url);
+    if (!target) {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: parsed.pathname + parsed.search };
+      if (this.targets.size >= 10_000) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
+  }
 
   private pool(provider: CompiledProvider, origin: string): Pool {
     const t = provider.timeouts;
@@ -45,7 +58,7 @@ export class UpstreamClient {
   async send(provider: CompiledProvider, operation: string, body: unknown, signal: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
-    const url = new URL(provider.baseUrl + op.path);
+    const url = this.target(provider.baseUrl + op.path);
     // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
     const payload = op.method === 'GET' ? null : JSON.stringify(body);
     // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
@@ -55,7 +68,7 @@ export class UpstreamClient {
     const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), provider.timeouts.headersMs);
     try {
       const response = await this.pool(provider, url.origin).request({
-        method: op.method, path: url.pathname + url.search, signal: controller.signal,
+        method: op.method, path: url.path, signal: controller.signal,
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders, ...provider.headers, ...authHeaders(provider) },
         body: payload,
       });

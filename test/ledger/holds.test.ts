@@ -164,6 +164,16 @@ describeStore(`holds (${storeKind})`, () => {
     for (const line of await ledger.reconcile()) expect(line.differenceNano, line.accountId).toBe(0n);
   });
 
+  it('bigints in usage details are stored and returned as decimal strings', async () => {
+    const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
+    const h = holdId();
+    await ledger.reserve({ holdId: h, accountId: id, amountNano: X, ttlMs: 60_000 });
+    const [written] = await ledger.settle({ holdId: h, accountId: id, rows: [row(X, { details: { n: 1, big: 12345678901234567890n, nested: [{ b: 2n }] } })] });
+    expect(written!.details).toEqual({ n: 1, big: '12345678901234567890', nested: [{ b: '2' }] });
+    const { data } = await ledger.listUsage(id);
+    expect(data[0]!.details).toEqual(written!.details);
+  });
+
   it('a settle refused as not_found does not fail the others sent with it', async () => {
     const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
     const ids = [holdId(), holdId()];
