@@ -46,12 +46,19 @@ export function logLevelFromEnv(env: NodeJS.ProcessEnv | Record<string, string |
 /**
  * How to log: the level, and where to (default: standard output, written asynchronously: lines that
  * arrive while a write is in progress go out together in the next one, so a busy gateway makes one
- * write per batch of lines instead of one per line; pino flushes what is left when the process exits).
+ * write per batch of lines instead of one per line; pino flushes what is left when the process exits;
+ * at most LOG_BUFFER_BYTES wait).
  */
 export interface LoggerOptions {
   level: LevelWithSilent;
   destination?: DestinationStream;
 }
+
+/**
+ * The most log output held in memory while standard output is slower than the gateway (a stalled
+ * pipe): past it, lines are dropped rather than growing the process without bound.
+ */
+const LOG_BUFFER_BYTES = 8 * 1024 * 1024;
 
 /** A pino logger with the gateway's line format and redaction. */
 export function createLogger(opts: LoggerOptions): Logger {
@@ -63,5 +70,5 @@ export function createLogger(opts: LoggerOptions): Logger {
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
     hooks: { streamWrite: redactSecrets },
   };
-  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false }));
+  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES }));
 }
