@@ -17,10 +17,6 @@ export interface ReserveInput { holdId: string; accountId: string; amountNano: b
 /** A settlement: the hold, its account and the usage rows to charge. */
 export interface SettleInput { holdId: string; accountId: string; rows: UsageRowInput[]; }
 
-interface SettleItem { input: SettleInput; rows: UsageRow[]; }
-
-interface SettleLine { hold: string; status: 'settled' | 'already_settled' | 'not_found'; charged_at: Date | string; }
-
 /** Usage details as stored: bigints become decimal strings; values without one are returned as they are. */
 function storedDetails(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
@@ -34,26 +30,43 @@ function storedDetails(value: unknown): unknown {
   return converted.every(([, v], i) => v === entries[i]![1]) ? value : Object.fromEntries(converted);
 }
 
-async function reserveBatch(db: Db, items: ReserveInput[]): Promise<boolean[]> {
-  const payload = items.map((i) => ({ hold: i.holdId, account: i.accountId, amount: i.amountNano.toString(), ttl_ms: i.ttlMs }));
-  const rows = await db.query<{ ledger_reserve: string }>('SELECT ledger_reserve FROM ledger_reserve($1::jsonb)', [JSON.stringify(payload)]);
-  const reserved = new Set(rows.map((r) => r.ledger_reserve));
-  return items.map((i) => reserved.has(i.holdId));
+/** One hold operation waiting for its batch. */
+type HoldOp =
+  | { kind: 'reserve'; input: ReserveInput }
+  | { kind: 'settle'; input: SettleInput; rows: UsageRow[] }
+  | { kind: 'release'; holdId: string };
+
+/** Per operation: reserved or not, the settled rows (or the settle's own refusal), or nothing. */
+type HoldResult = boolean | UsageRow[] | LedgerError | undefined;
+
+interface BatchLine { kind: 'settle' | 'reserve'; hold: string; status: 'settled' | 'already_settled' | 'not_found' | 'reserved'; charged_at: Date | string; }
+
+function settlePayload(op: Extract<HoldOp, { kind: 'settle' }>): unknown {
+  return {
+    hold: op.input.holdId, account: op.input.accountId,
+    rows: op.rows.map((r) => ({ id: r.id, request_id: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity.toString(), unit: r.unit, amount: r.amountNano.toString(), details: r.details })),
+  };
 }
 
-/** Per item: the rows charged, or the item's own refusal (a not_found is not a failure of its batch). */
-async function settleBatch(db: Db, items: SettleItem[]): Promise<(UsageRow[] | LedgerError)[]> {
-  const payload = items.map(({ input, rows }) => ({
-    hold: input.holdId, account: input.accountId,
-    rows: rows.map((r) => ({ id: r.id, request_id: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity.toString(), unit: r.unit, amount: r.amountNano.toString(), details: r.details })),
-  }));
-  const lines = await db.query<SettleLine>('SELECT hold, status, charged_at FROM ledger_settle($1::jsonb)', [JSON.stringify(payload)]);
-  return Promise.all(items.map(async ({ input, rows }, i) => {
-    const line = lines[i]!;
-    if (line.status === 'not_found') return new LedgerError('not_found', `hold ${input.holdId} not found for account ${input.accountId}`);
-    if (line.status === 'already_settled') return rowsOfHold(db, input.holdId);
+/** Sends one batch through ledger_batch (migration 003): settles, releases, then reserves, in one transaction. */
+async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
+  const batch = {
+    settle: ops.flatMap((op) => (op.kind === 'settle' ? [settlePayload(op)] : [])),
+    release: ops.flatMap((op) => (op.kind === 'release' ? [op.holdId] : [])),
+    reserve: ops.flatMap((op) => (op.kind === 'reserve' ? [{ hold: op.input.holdId, account: op.input.accountId, amount: op.input.amountNano.toString(), ttl_ms: op.input.ttlMs }] : [])),
+  };
+  const lines = await db.query<BatchLine>('SELECT kind, hold, status, charged_at FROM ledger_batch($1::jsonb)', [JSON.stringify(batch)]);
+  const settleLines = lines.filter((l) => l.kind === 'settle');
+  const reserved = new Set(lines.filter((l) => l.kind === 'reserve').map((l) => l.hold));
+  let settleIndex = 0;
+  return Promise.all(ops.map(async (op): Promise<HoldResult> => {
+    if (op.kind === 'reserve') return reserved.has(op.input.holdId);
+    if (op.kind === 'release') return undefined;
+    const line = settleLines[settleIndex++]!;
+    if (line.status === 'not_found') return new LedgerError('not_found', `hold ${op.input.holdId} not found for account ${op.input.accountId}`);
+    if (line.status === 'already_settled') return rowsOfHold(db, op.input.holdId);
     const createdAt = line.charged_at instanceof Date ? line.charged_at : new Date(line.charged_at);
-    return rows.map((r) => ({ ...r, createdAt }));
+    return op.rows.map((r) => ({ ...r, createdAt }));
   }));
 }
 
@@ -64,14 +77,10 @@ async function releaseBatch(db: Db, holdIds: string[], outcome: 'released' | 'ex
 
 /** Group-committed hold operations over one store. */
 export class Holds {
-  private readonly reserves: GroupCommit<ReserveInput, boolean>;
-  private readonly settles: GroupCommit<SettleItem, UsageRow[] | LedgerError>;
-  private readonly releases: GroupCommit<string, void>;
+  private readonly batches: GroupCommit<HoldOp, HoldResult>;
 
   constructor(private readonly db: Db) {
-    this.reserves = new GroupCommit((items) => reserveBatch(db, items));
-    this.settles = new GroupCommit((items) => settleBatch(db, items));
-    this.releases = new GroupCommit<string, void>(async (ids) => { await releaseBatch(db, ids, 'released'); return ids.map(() => undefined); });
+    this.batches = new GroupCommit((ops) => runBatch(db, ops));
   }
 
   /** Reserves `amountNano` (>= 0) for at most `ttlMs`; false (nothing written) when it does not fit. */
@@ -80,7 +89,7 @@ export class Holds {
       return Promise.reject(new LedgerError('invalid_amount', 'hold amount must be a bigint >= 0'));
     }
     if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) return Promise.reject(new RangeError('ttlMs must be a positive integer'));
-    return this.reserves.submit(input);
+    return this.batches.submit({ kind: 'reserve', input }) as Promise<boolean>;
   }
 
   /**
@@ -93,14 +102,14 @@ export class Holds {
     const rows: UsageRow[] = input.rows.map((r) => ({
       ...r, details: storedDetails(r.details ?? {}) as Record<string, unknown>, id: sortableId('use_'), accountId: input.accountId, refundOf: null, createdAt: new Date(0),
     }));
-    const result = await this.settles.submit({ input, rows });
+    const result = await this.batches.submit({ kind: 'settle', input, rows });
     if (result instanceof LedgerError) throw result;
-    return result;
+    return result as UsageRow[];
   }
 
   /** Closes an open hold and gives its amount back; no usage row. Unknown or closed holds: no-op. */
-  release(holdId: string): Promise<void> {
-    return this.releases.submit(holdId);
+  async release(holdId: string): Promise<void> {
+    await this.batches.submit({ kind: 'release', holdId });
   }
 
   /** Expires due holds in batches; a hold extended after it was picked is left open. Returns how many. */

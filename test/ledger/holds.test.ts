@@ -199,6 +199,15 @@ describeStore(`holds (${storeKind})`, () => {
     expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 10n * X, heldNano: 0n, openHolds: 0 });
   });
 
+  it('in one batch, a reservation that does not fit is refused alone; the ones after it still fit', async () => {
+    const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
+    // The first two calls go out at once, each alone (two batches may be in flight); the last two
+    // arrive while those are in flight and share a batch, which cannot take both.
+    const results = await Promise.all([X, 2n * X, 20n * X, 7n * X].map((amountNano) => ledger.reserve({ holdId: holdId(), accountId: id, amountNano, ttlMs: 60_000 })));
+    expect(results).toEqual([true, true, false, true]);
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 0n, heldNano: 10n * X, openHolds: 3 });
+  });
+
   it('a hold id reserved twice is refused the second time, and the debit is given back', async () => {
     const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
     const h = holdId();

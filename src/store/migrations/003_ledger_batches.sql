@@ -9,14 +9,40 @@
 
 -- Reserve: for each item, in the order given, one guarded debit (balance - amount >= -credit_limit)
 -- and the hold, or nothing. Returns the ids that were reserved. A hold id that already exists is not
--- reserved again (the debit is given back in the same transaction).
+-- reserved again (the debit is given back in the same transaction). When every account of the batch
+-- can cover all of its items and every id is new (the usual case) that is two set-based statements;
+-- otherwise the items are taken one by one, so that a request that does not fit never blocks one
+-- after it that does.
 CREATE FUNCTION ledger_reserve(p_items jsonb) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
   r record;
+  everything_fits boolean;
 BEGIN
   PERFORM 1 FROM accounts
     WHERE id IN (SELECT DISTINCT x->>'account' FROM jsonb_array_elements(p_items) x)
     ORDER BY id FOR UPDATE;
+  SELECT coalesce(bool_and(coalesce(a.balance_nano - p.total >= -a.credit_limit_nano, false)), false)
+    INTO everything_fits
+    FROM (SELECT x->>'account' AS account, sum((x->>'amount')::bigint) AS total
+          FROM jsonb_array_elements(p_items) x GROUP BY 1) p
+    LEFT JOIN accounts a ON a.id = p.account;
+  IF everything_fits
+     AND NOT EXISTS (SELECT 1 FROM holds WHERE id IN (SELECT x->>'hold' FROM jsonb_array_elements(p_items) x))
+     AND (SELECT count(DISTINCT x->>'hold') = count(*) FROM jsonb_array_elements(p_items) x) THEN
+    UPDATE accounts a SET balance_nano = a.balance_nano - p.total, held_nano = a.held_nano + p.total
+      FROM (SELECT x->>'account' AS account, sum((x->>'amount')::bigint) AS total
+            FROM jsonb_array_elements(p_items) x GROUP BY 1) p
+      WHERE a.id = p.account;
+    RETURN QUERY
+      WITH inserted AS (
+        INSERT INTO holds (id, account_id, amount_nano, expires_at)
+        SELECT x->>'hold', x->>'account', (x->>'amount')::bigint, now() + (x->>'ttl_ms')::bigint * interval '1 millisecond'
+        FROM jsonb_array_elements(p_items) x
+        RETURNING id
+      )
+      SELECT id FROM inserted;
+    RETURN;
+  END IF;
   FOR r IN SELECT x->>'hold' AS hold, x->>'account' AS account, (x->>'amount')::bigint AS amount,
                   (x->>'ttl_ms')::bigint AS ttl_ms
            FROM jsonb_array_elements(p_items) WITH ORDINALITY AS t(x, n) ORDER BY n LOOP
@@ -36,46 +62,50 @@ END;
 $$;
 
 -- Settle: for each item, close the hold (giving back what it still held), append its usage rows and
--- charge their sum. Returns one line per item: 'settled', 'already_settled' (a second settle charges
--- nothing) or 'not_found' (no such hold for that account). A hold released or swept before its
--- settle is still charged: the work was done. `charged_at` is the transaction's time, which is also
--- the rows' created_at.
+-- charge their sum. Returns one line per item, in order: 'settled', 'already_settled' (a second
+-- settle, in an earlier call or earlier in this batch, charges nothing) or 'not_found' (no such hold
+-- for that account). A hold released or swept before its settle is still charged: the work was done.
+-- `charged_at` is the transaction's time, which is also the rows' created_at. Set-based: once the
+-- rows are locked, one statement reads every hold as it was, closes them, appends the rows and
+-- moves each account's money in one update.
 CREATE FUNCTION ledger_settle(p_items jsonb) RETURNS TABLE (hold text, status text, charged_at timestamptz) LANGUAGE plpgsql AS $$
-DECLARE
-  r record;
-  h record;
-  give_back bigint;
-  total bigint;
 BEGIN
   PERFORM 1 FROM holds
     WHERE id IN (SELECT x->>'hold' FROM jsonb_array_elements(p_items) x) ORDER BY id FOR UPDATE;
   PERFORM 1 FROM accounts
     WHERE id IN (SELECT DISTINCT x->>'account' FROM jsonb_array_elements(p_items) x) ORDER BY id FOR UPDATE;
-  FOR r IN SELECT x->>'hold' AS hold_id, x->>'account' AS account, x->'rows' AS rows
-           FROM jsonb_array_elements(p_items) WITH ORDINALITY AS t(x, n) ORDER BY n LOOP
-    hold := r.hold_id;
-    charged_at := now();
-    SELECT account_id, amount_nano, closed_at, settled_at INTO h FROM holds WHERE id = r.hold_id;
-    IF NOT FOUND OR h.account_id <> r.account THEN
-      status := 'not_found';
-    ELSIF h.settled_at IS NOT NULL THEN
-      status := 'already_settled';
-    ELSE
-      give_back := CASE WHEN h.closed_at IS NULL THEN h.amount_nano ELSE 0 END;
-      UPDATE holds SET settled_at = now(), closed_at = coalesce(closed_at, now()),
-        outcome = coalesce(outcome, 'settled') WHERE id = r.hold_id;
-      INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details)
-        SELECT u.id, r.account, r.hold_id, u.request_id, u.model, u.kind, u.quantity::bigint, u.unit,
-               u.amount::bigint, u.details
-        FROM jsonb_to_recordset(r.rows) AS u(id text, request_id text, model text, kind text, quantity text,
-                                             unit text, amount text, details jsonb);
-      SELECT coalesce(sum((u->>'amount')::bigint), 0) INTO total FROM jsonb_array_elements(r.rows) u;
-      UPDATE accounts SET balance_nano = balance_nano + give_back - total, held_nano = held_nano - give_back
-        WHERE id = r.account;
-      status := 'settled';
-    END IF;
-    RETURN NEXT;
-  END LOOP;
+  RETURN QUERY
+  WITH input AS (
+    SELECT x->>'hold' AS hold_id, x->>'account' AS account, x->'rows' AS rows, n
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY AS t(x, n)
+  ), settling AS (
+    -- The first settle of each open-for-settlement hold; the hold as it was before this statement.
+    SELECT DISTINCT ON (i.hold_id) i.hold_id, i.account, i.rows, i.n,
+           CASE WHEN h.closed_at IS NULL THEN h.amount_nano ELSE 0 END AS give_back,
+           (SELECT coalesce(sum((r->>'amount')::bigint), 0) FROM jsonb_array_elements(i.rows) r) AS total
+    FROM input i JOIN holds h ON h.id = i.hold_id AND h.account_id = i.account AND h.settled_at IS NULL
+    ORDER BY i.hold_id, i.n
+  ), closed AS (
+    UPDATE holds h SET settled_at = now(), closed_at = coalesce(h.closed_at, now()),
+      outcome = coalesce(h.outcome, 'settled')
+    FROM settling s WHERE h.id = s.hold_id
+  ), appended AS (
+    INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details)
+    SELECT u.id, s.account, s.hold_id, u.request_id, u.model, u.kind, u.quantity::bigint, u.unit, u.amount::bigint, u.details
+    FROM settling s, jsonb_to_recordset(s.rows) AS u(id text, request_id text, model text, kind text,
+                                                     quantity text, unit text, amount text, details jsonb)
+  ), charged AS (
+    UPDATE accounts a SET balance_nano = a.balance_nano + m.give_back - m.total, held_nano = a.held_nano - m.give_back
+    FROM (SELECT account, sum(give_back)::bigint AS give_back, sum(total)::bigint AS total FROM settling GROUP BY account) m
+    WHERE a.id = m.account
+  )
+  SELECT i.hold_id,
+         CASE WHEN s.n = i.n THEN 'settled'
+              WHEN EXISTS (SELECT 1 FROM holds h WHERE h.id = i.hold_id AND h.account_id = i.account) THEN 'already_settled'
+              ELSE 'not_found' END,
+         now()
+  FROM input i LEFT JOIN settling s ON s.hold_id = i.hold_id
+  ORDER BY i.n;
 END;
 $$;
 
@@ -104,5 +134,34 @@ BEGIN
           FROM unnest(accts, amounts) AS u(account_id, amount) GROUP BY u.account_id) p
     WHERE a.id = p.account_id;
   RETURN array_length(accts, 1);
+END;
+$$;
+
+-- One batch of everything that arrived together: settles, then releases, then reserves (money given
+-- back first), in one transaction: one round trip, one commit and one lock of each account row for
+-- all of them. Every lock is taken up front in the global order (hold rows by id, then account rows
+-- by id); the functions above then find their rows already locked. Returns the settle lines as
+-- ledger_settle does (kind 'settle') and one line per reserved hold (kind 'reserve').
+CREATE FUNCTION ledger_batch(p_batch jsonb) RETURNS TABLE (kind text, hold text, status text, charged_at timestamptz) LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM holds
+    WHERE id IN (SELECT x->>'hold' FROM jsonb_array_elements(p_batch->'settle') x
+                 UNION ALL SELECT jsonb_array_elements_text(p_batch->'release'))
+    ORDER BY id FOR UPDATE;
+  PERFORM 1 FROM accounts
+    WHERE id IN (SELECT x->>'account' FROM jsonb_array_elements(p_batch->'settle') x
+                 UNION SELECT x->>'account' FROM jsonb_array_elements(p_batch->'reserve') x
+                 UNION SELECT h.account_id FROM holds h
+                       WHERE h.id IN (SELECT jsonb_array_elements_text(p_batch->'release')))
+    ORDER BY id FOR UPDATE;
+  IF jsonb_array_length(p_batch->'settle') > 0 THEN
+    RETURN QUERY SELECT 'settle'::text, s.hold, s.status, s.charged_at FROM ledger_settle(p_batch->'settle') s;
+  END IF;
+  IF jsonb_array_length(p_batch->'release') > 0 THEN
+    PERFORM ledger_release(ARRAY(SELECT jsonb_array_elements_text(p_batch->'release')), 'released');
+  END IF;
+  IF jsonb_array_length(p_batch->'reserve') > 0 THEN
+    RETURN QUERY SELECT 'reserve'::text, r.id, 'reserved'::text, now() FROM ledger_reserve(p_batch->'reserve') AS r(id);
+  END IF;
 END;
 $$;
