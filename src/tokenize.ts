@@ -4,7 +4,15 @@
  * simulator for the usage it reports. Only the o200k_base module is imported so that loading stays
  * cheap (no other encodings' rank tables).
  */
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+
+/**
+ * gpt-tokenizer caches the merges of every distinct chunk it has seen, up to 100,000 entries by
+ * default, which a long-running gateway fed varied prompts fills and keeps. Common chunks (words,
+ * punctuation, numbers) still fit in this many.
+ */
+const MERGE_CACHE_ENTRIES = 8192;
+setMergeCacheSize(MERGE_CACHE_ENTRIES);
 
 /** Special tokens in user text are encoded as ordinary text, never rejected (as the OpenAI API does). */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
