@@ -745,6 +745,28 @@ async function storeWorkPerRequest(target, n = 200) {
   return { requests: ok, transactions: per('xact_commit') + per('xact_rollback'), inserted: per('tup_inserted'), updated: per('tup_updated'), fetched: per('tup_fetched') };
 }
 
+/**
+ * The floor under every metered request: the median time of one committed single-row insert on
+ * this PostgreSQL (a round trip and a WAL flush), timed from a client on this machine, one at a time.
+ */
+async function commitLatencyMs(databaseUrl, n = 200) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE bench_commit (n int)');
+    const times = [];
+    for (let i = 0; i < n; i++) {
+      const start = performance.now();
+      await client.query('INSERT INTO bench_commit VALUES ($1)', [i]);
+      times.push(performance.now() - start);
+    }
+    await client.query('DROP TABLE bench_commit');
+    return times.sort((a, b) => a - b)[Math.floor(n / 2)];
+  } finally {
+    await client.end();
+  }
+}
+
 /** RSS of a bare node process, and of one that has loaded the o200k tokenizer the gateway counts tokens with. */
 function memoryBaselines() {
   const rssOf = (code) => {
@@ -787,7 +809,11 @@ function explain(rows, baselines) {
   const cores = os.cpus().length;
   const pgUs = (r) => (r && r.rps > 0 ? ((r.cpu.postgres / 100) * cores / r.rps) * 1e6 : NaN);
   if (waits.length) {
-    out.push(`One account is a serialization point: during the one-account closed loop, of the pool's 10 PostgreSQL backends on average ${lockWaits.toFixed(1)} were waiting on a row lock (${lockedAccount.toFixed(1)} on the account's balance row, \`UPDATE accounts\` in the reserve and in the settle), ${idleInTx.toFixed(1)} were idle inside a transaction waiting for the gateway's next statement, and ${walSync.toFixed(1)} were flushing WAL. Every request updates its account's row twice (reserve, settle), and the settle holds that row's lock from its \`UPDATE accounts\` until its \`COMMIT\` returns (a round trip to the gateway plus a WAL flush), so one account's settles run one at a time.`);
+    const onCpu = waits.filter((w) => w.wait === 'on CPU' || w.wait === '').reduce((a, w) => a + w.avg, 0);
+    const work = gw.storeWork;
+    out.push(`The store: money moves in batches (one \`ledger_batch\` call per batch of the reserves, settles and releases that arrived while the previous batch was in flight: one round trip, one commit, each account row locked once)` +
+      (work ? `, ${work.transactions.toFixed(2)} transactions per request at 8 in flight` : '') +
+      `. During the one-account closed loop, of the pool's 10 PostgreSQL backends on average ${onCpu.toFixed(1)} were running, ${lockWaits.toFixed(1)} waiting on a row lock (${lockedAccount.toFixed(1)} on the account's row, batches queued behind the one holding it until its commit) and ${walSync.toFixed(1)} flushing WAL.`);
   }
   if (gw.throughputMulti) {
     const gain = gw.throughputMulti.rps / gw.throughput.rps;
@@ -802,8 +828,16 @@ function explain(rows, baselines) {
     const ratio = gw.throughput.cpuUsPerRequest / pk.throughput.cpuUsPerRequest;
     out.push(`CPU per request: the gateway process used ${gw.throughput.cpuUsPerRequest.toFixed(0)} µs per non-streaming request (${ratio.toFixed(1)}x Portkey's ${pk.throughput.cpuUsPerRequest.toFixed(0)} µs), and its PostgreSQL backends about ${f0(pgUs(gw.throughput))} µs more (${f0(gw.throughput.cpu.postgres)}% of the machine); Portkey has no store and no metering. Streaming: ${f0(gw.streamThroughput.cpuUsPerRequest)} µs against Portkey's ${f0(pk.streamThroughput.cpuUsPerRequest)} µs per stream; translated: ${f0(gw.translatedThroughput.cpuUsPerRequest)} µs against ${f0(pk.translatedThroughput.cpuUsPerRequest)} µs. With everything on ${cores} cores, the store's CPU comes out of the gateway's throughput.`);
   }
-  if (gw.latencyLow && gw.latency.overloaded) {
-    out.push(`Added latency: at ${CFG.rate} req/s the gateway on one account is past its capacity (it served ${gw.latency.rps.toFixed(0)} req/s), so the ${CFG.rate} req/s figures are queueing. At ${CFG.lowRate} req/s the added p50/p99 were ${(gw.latencyLow.p50 - rows.find((r) => r.kind === 'direct').latencyLow.p50).toFixed(2)} / ${(gw.latencyLow.p99 - rows.find((r) => r.kind === 'direct').latencyLow.p99).toFixed(2)} ms${gw.latencyLow.overloaded ? ' (also overloaded at that rate on this machine)' : ''}.`);
+  const direct = rows.find((r) => r.kind === 'direct');
+  if (gw.latencyLow && direct?.latencyLow) {
+    const added = (r, k) => (r?.[k] ? r[k].p50 - direct[k].p50 : NaN);
+    const added99 = (r, k) => (r?.[k] ? r[k].p99 - direct[k].p99 : NaN);
+    out.push(`Added latency: at ${CFG.lowRate} req/s the gateway added ${f2(added(gw, 'latencyLow'))} / ${f2(added99(gw, 'latencyLow'))} ms (p50 / p99)` +
+      (pk ? ` and Portkey, a proxy with no store and no metering, ${f2(added(pk, 'latencyLow'))} / ${f2(added99(pk, 'latencyLow'))} ms: on this machine one more process hop costs milliseconds, not microseconds` : '') +
+      `. On top of the hop, every metered request waits for two commits on its critical path: the reserve before the upstream call (no overspend) and the settle before the answer's last byte (an answer completes only once it is billed, so a crash cannot deliver unbilled work)` +
+      (Number.isFinite(baselines?.commitMs) ? `; one commit takes ${f2(baselines.commitMs)} ms here (median, one client)` : '') +
+      `. At ${CFG.rate} req/s it added ${f2(added(gw, 'latency'))} / ${f2(added99(gw, 'latency'))} ms` + (pk ? ` (Portkey ${f2(added(pk, 'latency'))} / ${f2(added99(pk, 'latency'))} ms)` : '') +
+      `${gw.latency.overloaded ? `, past its capacity on one account (it served ${gw.latency.rps.toFixed(0)} req/s), so that figure is queueing` : `, with the machine ${f0(gw.latency.cpu?.busy)}% busy: each hop also waits for a core`}.`);
   }
   if (gw.open && baselines) {
     out.push(`Memory: the gateway is at ${f0(gw.open.rssStartMb)} MB resident right after start, before any request; ${f0(baselines.tokenizerMb - baselines.nodeMb)} MB of that is the o200k tokenizer's table (a bare node is ${f0(baselines.nodeMb)} MB; node with the tokenizer ${f0(baselines.tokenizerMb)} MB). ${CFG.openStreams} open streams added ${f0(gw.open.rssAllOpenMb - gw.open.rssBeforeMb)} MB to the idle RSS (${f0(gw.open.rssBeforeMb)} -> ${f0(gw.open.rssAllOpenMb)} MB).`);
@@ -1035,7 +1069,8 @@ async function main() {
     }
     for (const t of targets) if (t.proc) await t.proc.stop();
     const results = targets.map((t) => measured.get(t.id));
-    const baselines = memoryBaselines();
+    const baselines = { ...memoryBaselines(), commitMs: db ? await commitLatencyMs(db.url).catch(() => NaN) : NaN };
+    progress(`one PostgreSQL commit (median round trip): ${f2(baselines.commitMs)} ms`);
     progress(`RSS of a bare node: ${baselines.nodeMb.toFixed(0)} MB; with the o200k tokenizer loaded: ${baselines.tokenizerMb.toFixed(0)} MB`);
 
     const direct = results.find((r) => r.kind === 'direct');
