@@ -1,8 +1,10 @@
 /**
- * Group commit: calls that arrive while earlier ones are in flight are sent together, as one batch.
- * With nothing in flight a call goes out at once, alone, so a quiet gateway pays one round trip per
- * call; under load N calls share one round trip and one commit, and a hot account row is locked once
- * per batch instead of once per request.
+ * Group commit: calls that arrive while earlier ones are in flight, or in the same turn of the event
+ * loop, are sent together as one batch. A quiet gateway sends each call at the end of the turn it was
+ * made in, alone (one round trip per call); under load N calls share one round trip and one commit,
+ * and a hot account row is locked once per batch instead of once per request. Waiting for the end of
+ * the turn matters for the embedded store, which runs each query synchronously: the calls made by
+ * everything that became ready while it ran are then sent as one batch rather than one by one.
  */
 
 /** Runs a batch; answers one result per item, in order. */
@@ -14,6 +16,7 @@ interface Pending<I, O> { item: I; resolve: (value: O) => void; reject: (error: 
 export class GroupCommit<I, O> {
   private queue: Pending<I, O>[] = [];
   private inFlight = 0;
+  private scheduled = false;
 
   constructor(private readonly run: BatchRunner<I, O>, private readonly maxInFlight = 2, private readonly maxBatch = 256) {}
 
@@ -21,7 +24,10 @@ export class GroupCommit<I, O> {
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => { this.scheduled = false; this.pump(); });
+      }
     });
   }
 

@@ -39,7 +39,8 @@ type HoldOp =
 /** Per operation: reserved or not, the settled rows (or the settle's own refusal), or nothing. */
 type HoldResult = boolean | UsageRow[] | LedgerError | undefined;
 
-interface BatchLine { kind: 'settle' | 'reserve'; hold: string; status: 'settled' | 'already_settled' | 'not_found' | 'reserved'; charged_at: Date | string; }
+/** A line of ledger_batch: the item's kind and position (1-based) in its list, and what became of it. */
+interface BatchLine { kind: 'settle' | 'reserve'; n: string | number; status: 'settled' | 'already_settled' | 'not_found' | 'reserved'; charged_at: Date | string; }
 
 function settlePayload(op: Extract<HoldOp, { kind: 'settle' }>): unknown {
   return {
@@ -55,14 +56,16 @@ async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
     release: ops.flatMap((op) => (op.kind === 'release' ? [op.holdId] : [])),
     reserve: ops.flatMap((op) => (op.kind === 'reserve' ? [{ hold: op.input.holdId, account: op.input.accountId, amount: op.input.amountNano.toString(), ttl_ms: op.input.ttlMs }] : [])),
   };
-  const lines = await db.query<BatchLine>('SELECT kind, hold, status, charged_at FROM ledger_batch($1::jsonb)', [JSON.stringify(batch)]);
-  const settleLines = lines.filter((l) => l.kind === 'settle');
-  const reserved = new Set(lines.filter((l) => l.kind === 'reserve').map((l) => l.hold));
-  let settleIndex = 0;
+  const lines = await db.query<BatchLine>('SELECT kind, n, status, charged_at FROM ledger_batch($1::jsonb)', [JSON.stringify(batch)]);
+  const settled = new Map(lines.filter((l) => l.kind === 'settle').map((l) => [Number(l.n), l]));
+  const reserved = new Set(lines.filter((l) => l.kind === 'reserve').map((l) => Number(l.n)));
+  let settles = 0;
+  let reserves = 0;
   return Promise.all(ops.map(async (op): Promise<HoldResult> => {
-    if (op.kind === 'reserve') return reserved.has(op.input.holdId);
+    if (op.kind === 'reserve') return reserved.has(++reserves);
     if (op.kind === 'release') return undefined;
-    const line = settleLines[settleIndex++]!;
+    const line = settled.get(++settles);
+    if (!line) throw new Error(`ledger_batch returned no line for settle ${settles}`);
     if (line.status === 'not_found') return new LedgerError('not_found', `hold ${op.input.holdId} not found for account ${op.input.accountId}`);
     if (line.status === 'already_settled') return rowsOfHold(db, op.input.holdId);
     const createdAt = line.charged_at instanceof Date ? line.charged_at : new Date(line.charged_at);

@@ -4,14 +4,15 @@ import { GroupCommit } from '../../src/ledger/group-commit.js';
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('GroupCommit', () => {
-  it('sends a lone call at once, and batches the calls that arrive while batches are in flight', async () => {
+  it('sends a lone call alone, and batches the calls of one turn and those that arrive while a batch is in flight', async () => {
     const batches: number[][] = [];
     const group = new GroupCommit<number, number>(async (items) => { batches.push(items); await tick(); return items.map((i) => i * 10); }, 1);
-    const first = group.submit(1);
-    const rest = [2, 3, 4, 5].map((i) => group.submit(i));
-    expect(await first).toBe(10);
-    expect(await Promise.all(rest)).toEqual([20, 30, 40, 50]);
-    expect(batches).toEqual([[1], [2, 3, 4, 5]]);
+    expect(await group.submit(1)).toBe(10);
+    const sameTurn = [2, 3].map((i) => group.submit(i));
+    await new Promise((r) => setImmediate(r));
+    const whileInFlight = [4, 5].map((i) => group.submit(i));
+    expect(await Promise.all([...sameTurn, ...whileInFlight])).toEqual([20, 30, 40, 50]);
+    expect(batches).toEqual([[1], [2, 3], [4, 5]]);
   });
 
   it('keeps at most maxInFlight batches of at most maxBatch items running', async () => {
@@ -39,9 +40,8 @@ describe('GroupCommit', () => {
       if (items.includes(13)) throw new Error('unlucky');
       return items;
     }, 1);
-    const first = group.submit(0);
+    await group.submit(0);
     const batch = [11, 12, 13, 14].map((i) => group.submit(i).then((v) => ({ ok: v }), (e: Error) => ({ error: e.message })));
-    await first;
     expect(await Promise.all(batch)).toEqual([{ ok: 11 }, { ok: 12 }, { error: 'unlucky' }, { ok: 14 }]);
     expect(calls[1]).toEqual([11, 12, 13, 14]);
     expect(calls.slice(2).map((c) => c.length)).toEqual([1, 1, 1, 1]);

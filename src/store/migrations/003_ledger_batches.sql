@@ -8,12 +8,13 @@
 -- so once a row is locked it is read at its latest version.
 
 -- Reserve: for each item, in the order given, one guarded debit (balance - amount >= -credit_limit)
--- and the hold, or nothing. Returns the ids that were reserved. A hold id that already exists is not
+-- and the hold, or nothing. Returns the positions (1-based) of the items reserved. A hold id that
+-- already exists, or came earlier in the same batch, is not
 -- reserved again (the debit is given back in the same transaction). When every account of the batch
 -- can cover all of its items and every id is new (the usual case) that is two set-based statements;
 -- otherwise the items are taken one by one, so that a request that does not fit never blocks one
 -- after it that does.
-CREATE FUNCTION ledger_reserve(p_items jsonb) RETURNS SETOF text LANGUAGE plpgsql AS $$
+CREATE FUNCTION ledger_reserve(p_items jsonb) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
 DECLARE
   r record;
   everything_fits boolean;
@@ -33,18 +34,14 @@ BEGIN
       FROM (SELECT x->>'account' AS account, sum((x->>'amount')::bigint) AS total
             FROM jsonb_array_elements(p_items) x GROUP BY 1) p
       WHERE a.id = p.account;
-    RETURN QUERY
-      WITH inserted AS (
-        INSERT INTO holds (id, account_id, amount_nano, expires_at)
-        SELECT x->>'hold', x->>'account', (x->>'amount')::bigint, now() + (x->>'ttl_ms')::bigint * interval '1 millisecond'
-        FROM jsonb_array_elements(p_items) x
-        RETURNING id
-      )
-      SELECT id FROM inserted;
+    INSERT INTO holds (id, account_id, amount_nano, expires_at)
+      SELECT x->>'hold', x->>'account', (x->>'amount')::bigint, now() + (x->>'ttl_ms')::bigint * interval '1 millisecond'
+      FROM jsonb_array_elements(p_items) x;
+    RETURN QUERY SELECT generate_series(1, jsonb_array_length(p_items)::bigint);
     RETURN;
   END IF;
   FOR r IN SELECT x->>'hold' AS hold, x->>'account' AS account, (x->>'amount')::bigint AS amount,
-                  (x->>'ttl_ms')::bigint AS ttl_ms
+                  (x->>'ttl_ms')::bigint AS ttl_ms, n
            FROM jsonb_array_elements(p_items) WITH ORDINALITY AS t(x, n) ORDER BY n LOOP
     UPDATE accounts SET balance_nano = balance_nano - r.amount, held_nano = held_nano + r.amount
       WHERE id = r.account AND balance_nano - r.amount >= -credit_limit_nano;
@@ -53,7 +50,7 @@ BEGIN
       VALUES (r.hold, r.account, r.amount, now() + r.ttl_ms * interval '1 millisecond')
       ON CONFLICT (id) DO NOTHING;
     IF FOUND THEN
-      RETURN NEXT r.hold;
+      RETURN NEXT r.n;
     ELSE
       UPDATE accounts SET balance_nano = balance_nano + r.amount, held_nano = held_nano - r.amount WHERE id = r.account;
     END IF;
@@ -64,11 +61,12 @@ $$;
 -- Settle: for each item, close the hold (giving back what it still held), append its usage rows and
 -- charge their sum. Returns one line per item, in order: 'settled', 'already_settled' (a second
 -- settle, in an earlier call or earlier in this batch, charges nothing) or 'not_found' (no such hold
--- for that account). A hold released or swept before its settle is still charged: the work was done.
+-- for that account), with the item's position (1-based). A hold released or swept before its settle is still charged: the work was done.
 -- `charged_at` is the transaction's time, which is also the rows' created_at. Set-based: once the
 -- rows are locked, one statement reads every hold as it was, closes them, appends the rows and
 -- moves each account's money in one update.
-CREATE FUNCTION ledger_settle(p_items jsonb) RETURNS TABLE (hold text, status text, charged_at timestamptz) LANGUAGE plpgsql AS $$
+CREATE FUNCTION ledger_settle(p_items jsonb) RETURNS TABLE (n bigint, status text, charged_at timestamptz) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
 BEGIN
   PERFORM 1 FROM holds
     WHERE id IN (SELECT x->>'hold' FROM jsonb_array_elements(p_items) x) ORDER BY id FOR UPDATE;
@@ -99,7 +97,7 @@ BEGIN
     FROM (SELECT account, sum(give_back)::bigint AS give_back, sum(total)::bigint AS total FROM settling GROUP BY account) m
     WHERE a.id = m.account
   )
-  SELECT i.hold_id,
+  SELECT i.n,
          CASE WHEN s.n = i.n THEN 'settled'
               WHEN EXISTS (SELECT 1 FROM holds h WHERE h.id = i.hold_id AND h.account_id = i.account) THEN 'already_settled'
               ELSE 'not_found' END,
@@ -141,8 +139,10 @@ $$;
 -- back first), in one transaction: one round trip, one commit and one lock of each account row for
 -- all of them. Every lock is taken up front in the global order (hold rows by id, then account rows
 -- by id); the functions above then find their rows already locked. Returns the settle lines as
--- ledger_settle does (kind 'settle') and one line per reserved hold (kind 'reserve').
-CREATE FUNCTION ledger_batch(p_batch jsonb) RETURNS TABLE (kind text, hold text, status text, charged_at timestamptz) LANGUAGE plpgsql AS $$
+-- ledger_settle does (kind 'settle') and one line per reserved item (kind 'reserve'), each with the
+-- item's position (1-based) in its list.
+CREATE FUNCTION ledger_batch(p_batch jsonb) RETURNS TABLE (kind text, n bigint, status text, charged_at timestamptz) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
 BEGIN
   PERFORM 1 FROM holds
     WHERE id IN (SELECT x->>'hold' FROM jsonb_array_elements(p_batch->'settle') x
@@ -155,13 +155,13 @@ BEGIN
                        WHERE h.id IN (SELECT jsonb_array_elements_text(p_batch->'release')))
     ORDER BY id FOR UPDATE;
   IF jsonb_array_length(p_batch->'settle') > 0 THEN
-    RETURN QUERY SELECT 'settle'::text, s.hold, s.status, s.charged_at FROM ledger_settle(p_batch->'settle') s;
+    RETURN QUERY SELECT 'settle'::text, s.n, s.status, s.charged_at FROM ledger_settle(p_batch->'settle') s;
   END IF;
   IF jsonb_array_length(p_batch->'release') > 0 THEN
     PERFORM ledger_release(ARRAY(SELECT jsonb_array_elements_text(p_batch->'release')), 'released');
   END IF;
   IF jsonb_array_length(p_batch->'reserve') > 0 THEN
-    RETURN QUERY SELECT 'reserve'::text, r.id, 'reserved'::text, now() FROM ledger_reserve(p_batch->'reserve') AS r(id);
+    RETURN QUERY SELECT 'reserve'::text, r.n, 'reserved'::text, now() FROM ledger_reserve(p_batch->'reserve') AS r(n);
   END IF;
 END;
 $$;
