@@ -73,6 +73,10 @@ export async function writeEvents(
     res.destroy();
   } else if (mode === 'error') {
     res.end(end.error(limit));
+  } else if (fault.end_delay_ms) {
+    res.write(end.done ?? '');
+    await sleep(fault.end_delay_ms);
+    if (!isGone()) res.end();
   } else {
     res.end(end.done ?? '');
   }

@@ -19,6 +19,11 @@ export interface SimFault {
   times?: number;
   /** Extension: stream only, wait this long between events (to test mid-stream aborts). */
   chunk_delay_ms?: number;
+  /**
+   * Extension: stream only, after a complete stream's last event wait this long before ending the
+   * HTTP body (the end of the framing then comes in a later packet, as it can from a real vendor).
+   */
+  end_delay_ms?: number;
 }
 
 /** A stored fault as listed by `GET /__sim/faults`. */
@@ -31,7 +36,7 @@ export interface FaultEntry {
   remaining: number | null;
 }
 
-const NUMERIC_FIELDS = ['latency_ms', 'truncate_after_chunks', 'error_after_chunks', 'chunk_delay_ms'] as const;
+const NUMERIC_FIELDS = ['latency_ms', 'truncate_after_chunks', 'error_after_chunks', 'chunk_delay_ms', 'end_delay_ms'] as const;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

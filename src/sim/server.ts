@@ -21,6 +21,8 @@ export interface Simulator {
   readonly url: string;
   /** Model requests (any format, count_tokens included) received since start or the last `POST /__sim/reset`. */
   readonly requests: number;
+  /** TCP connections accepted since start or the last reset: shows whether clients reuse them (keep-alive). */
+  readonly connections: number;
   /** Stops listening and drops open connections. */
   close(): Promise<void>;
 }
@@ -43,6 +45,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const faults = new FaultStore();
   const sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let requests = 0;
+  let connections = 0;
   let last: { path: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
   const messages = createMessagesRoutes();
   const routes = new Map<string, SimRoute>([
@@ -106,13 +109,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         faults.clear();
         messages.reset();
         requests = 0;
+        connections = 0;
         last = null;
         return sendJson(200, { ok: true });
       }
       if (path === '/__sim/last' && method === 'GET') {
         return last ? sendJson(200, last) : sendJson(404, errorBody('no request received yet', 'invalid_request_error'));
       }
-      if (path === '/__sim/stats' && method === 'GET') return sendJson(200, { requests, faults: faults.list().length });
+      if (path === '/__sim/stats' && method === 'GET') return sendJson(200, { requests, connections, faults: faults.list().length });
       return notFound(method, path);
     };
 
@@ -149,6 +153,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
+    server.on('connection', () => { connections += 1; });
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => { server.off('error', reject); resolve(); });
   });
@@ -160,6 +165,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     port,
     url: `http://${urlHost}:${port}`,
     get requests() { return requests; },
+    get connections() { return connections; },
     close: () => new Promise<void>((resolve, reject) => {
       closing = true;
       for (const entry of sleeping) { clearTimeout(entry.timer); entry.resolve(); }

@@ -7,7 +7,7 @@
 import { GatewayError } from '../../errors.js';
 import { SseParser } from '../../translate/sse.js';
 import type { StreamTranslator } from '../../translate/types.js';
-import { transportError } from '../../upstream/client.js';
+import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
 import { sendUpstream } from './json.js';
@@ -35,25 +35,43 @@ export async function writeFrames(ctx: RequestContext, text: string): Promise<vo
 
 type StreamEnd = { kind: 'done' } | { kind: 'error'; error: GatewayError } | { kind: 'client_gone' };
 
-async function pump(ctx: RequestContext, body: AsyncIterable<Buffer>, translator: StreamTranslator): Promise<StreamEnd> {
+/**
+ * How long, after the answer's last event, the upstream body may take to end. Reading it to its end
+ * (the final chunk of the HTTP framing) lets the connection go back to the pool; destroying an
+ * unfinished body aborts the request and closes the connection, so every stream would open a new one.
+ */
+const DRAIN_MS = 250;
+
+async function pump(ctx: RequestContext, body: UpstreamResponse['body'], translator: StreamTranslator): Promise<StreamEnd> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
+  let done = false;
+  let drainGuard: NodeJS.Timeout | undefined;
   try {
     for await (const chunk of body) {
+      if (done) continue;
       for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
         const step = translator.push(event);
         if (step.frames.length > 0) await writeFrames(ctx, step.frames.join(''));
         if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
         if (step.error) return { kind: 'error', error: step.error };
-        if (step.done) return { kind: 'done' };
+        if (step.done) {
+          done = true;
+          drainGuard = setTimeout(() => body.destroy(), DRAIN_MS);
+          break;
+        }
       }
     }
   } catch (error) {
+    if (done) return { kind: 'done' };
     if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
     const mapped = transportError(error);
     // Mid-stream, a lost connection is a broken answer rather than an unreachable upstream.
     return { kind: 'error', error: mapped.code === 'upstream_unavailable' ? new GatewayError('upstream_error', 'The upstream stream was cut before it completed.') : mapped };
+  } finally {
+    clearTimeout(drainGuard);
   }
+  if (done) return { kind: 'done' };
   if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
   return { kind: 'error', error: new GatewayError('upstream_error', 'The upstream stream ended before it completed.') };
 }
