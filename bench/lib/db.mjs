@@ -1,0 +1,84 @@
+/** PostgreSQL: the admin connection, the bench database, backend activity sampling, commit latency. */
+
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { CFG } from './config.mjs';
+
+/** A PostgreSQL URL (a URL object), given the OS user as its user name when it names none and PGUSER is unset. */
+export function withUser(raw) {
+  const url = new URL(raw);
+  if (!url.username && !process.env.PGUSER) url.username = process.env.USER || os.userInfo().username;
+  return url;
+}
+
+/** Runs one statement on the admin database and returns its rows. */
+export async function adminSql(sql) {
+  const client = new pg.Client({ connectionString: withUser(CFG.adminUrl).toString(), connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try { return (await client.query(sql)).rows; } finally { await client.end(); }
+}
+
+/** Creates a fresh gw_bench_<random> database: its name, URL and server version. */
+export async function createDatabase() {
+  const name = `gw_bench_${randomBytes(6).toString('hex')}`;
+  const [{ version }] = await adminSql('SELECT version()');
+  await adminSql(`CREATE DATABASE ${name}`);
+  const url = withUser(CFG.adminUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString(), version: String(version).split(' on ')[0] };
+}
+
+/**
+ * Samples pg_stat_activity of `database` every 20 ms until stopped: what the gateway's backends are
+ * doing (running, waiting on a lock, idle in a transaction waiting for the gateway) and on which statement.
+ */
+export async function sampleActivity(database, carry = { samples: 0, counts: new Map() }) {
+  const client = new pg.Client({ connectionString: withUser(CFG.adminUrl).toString(), connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { rows } = await client.query(
+        `SELECT state, coalesce(wait_event_type || ':' || wait_event, 'on CPU') AS wait, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
+         FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state <> 'idle'`, [database]);
+      carry.samples += 1;
+      for (const r of rows) {
+        const key = JSON.stringify([r.state, r.state === 'active' ? r.wait : 'waiting for the gateway', r.query]);
+        carry.counts.set(key, (carry.counts.get(key) ?? 0) + 1);
+      }
+      await sleep(20);
+    }
+  })();
+  return { async stop() { running = false; await loop.catch(() => undefined); await client.end(); return carry; } };
+}
+
+/** The sampled backend states, as average numbers of backends per (state, wait, statement), most first. */
+export function summarizeActivity({ samples, counts }) {
+  return [...counts].map(([key, n]) => { const [state, wait, query] = JSON.parse(key); return { state, wait, query, avg: n / samples }; })
+    .sort((a, b) => b.avg - a.avg);
+}
+
+/**
+ * The floor under every metered request: the median time of one committed single-row insert on
+ * this PostgreSQL (a round trip and a WAL flush), timed from a client on this machine, one at a time.
+ */
+export async function commitLatencyMs(databaseUrl, n = 200) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE bench_commit (n int)');
+    const times = [];
+    for (let i = 0; i < n; i++) {
+      const start = performance.now();
+      await client.query('INSERT INTO bench_commit VALUES ($1)', [i]);
+      times.push(performance.now() - start);
+    }
+    await client.query('DROP TABLE bench_commit');
+    return times.sort((a, b) => a - b)[Math.floor(n / 2)];
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,144 @@
+/** Child processes: the simulator, the gateways and Portkey, each its own node process. */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ADMIN_TOKEN, BENCH_DIR, CFG, ROOT, progress } from './config.mjs';
+import { memoryOf } from './cpu.mjs';
+
+/** The child processes still running (killed on exit). */
+export const children = new Set();
+
+/** A TCP port free on 127.0.0.1 at the time of the call. */
+export async function freePort() {
+  const server = net.createServer();
+  await new Promise((ok, fail) => { server.once('error', fail); server.listen(0, '127.0.0.1', ok); });
+  const { port } = server.address();
+  await new Promise((ok) => server.close(ok));
+  return port;
+}
+
+/** The parent's environment without anything that would change what the gateway or simulator does. */
+export function cleanEnv(extra) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(OPENAI_|ANTHROPIC_|DATABASE_URL$|REDIS_URL$|GATEWAY_|SIM_|PORT$|NODE_OPTIONS$|npm_)/.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+/** Spawns a process and resolves once a line of its output matches `ready`. */
+export async function startProcess(name, args, { env, cwd = ROOT, ready, timeoutMs = 60_000 }) {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let tail = '';
+  let readyResolve;
+  const readyPromise = new Promise((ok) => { readyResolve = ok; });
+  const onData = (chunk) => {
+    tail = (tail + chunk.toString()).slice(-4000);
+    if (ready.test(tail)) readyResolve();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise((ok) => child.once('exit', (code, signal) => { children.delete(child); ok({ code, signal }); }));
+  const outcome = await Promise.race([
+    readyPromise.then(() => 'ready'),
+    exited.then(({ code, signal }) => `exited (code ${code}, signal ${signal})`),
+    sleep(timeoutMs).then(() => `not ready after ${timeoutMs} ms`),
+  ]);
+  if (outcome !== 'ready') {
+    child.kill('SIGKILL');
+    throw new Error(`${name} ${outcome}; output:\n${tail}`);
+  }
+  return {
+    name, child, pid: child.pid, output: () => tail,
+    /** SIGTERM (SIGINT for a CPU profile, which node writes on a clean exit), SIGKILL after a grace period. */
+    async stop(signal = 'SIGTERM', graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+      if (!done) { child.kill('SIGKILL'); await exited; }
+    },
+  };
+}
+
+/** SIGKILLs every child process still running. */
+export function killChildren() {
+  for (const child of children) { try { child.kill('SIGKILL'); } catch { /* gone */ } }
+}
+process.on('exit', killChildren);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killChildren(); process.exit(130); });
+
+/** Starts a gateway on `simUrl` with a funded account (and CFG.accounts - 1 more) whose limits are out of reach. */
+export async function startGateway(label, simUrl, store, nodeFlags = []) {
+  const port = await freePort();
+  const env = cleanEnv({
+    PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_DATA_DIR: ':memory:',
+    OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${simUrl}/v1`, ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: simUrl,
+    ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+  });
+  const proc = await startProcess(label, [...nodeFlags, 'dist/src/main.js'], { env, ready: /gateway listening on/ });
+  if (/simulator http/.test(proc.output())) throw new Error(`${label} started its own simulator; the bench needs it to use ${simUrl}`);
+  const url = `http://127.0.0.1:${port}`;
+  const res = await fetch(`${url}/admin/accounts`, {
+    method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ balance_usd: '1000000' }),
+  });
+  if (res.status !== 200 && res.status !== 201) throw new Error(`${label}: POST /admin/accounts answered ${res.status}: ${await res.text()}`);
+  const account = await res.json();
+  // The account's rate limits (config defaults: 6,000 req/min, 256 concurrent) would refuse this load:
+  // set them out of reach rather than off, so that admission control still runs on every request.
+  const high = { requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000_000, concurrent_requests: 1_000_000 };
+  const patch = await fetch(`${url}/admin/accounts/${account.id}`, {
+    method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits: high }),
+  });
+  if (patch.status !== 200 && patch.status !== 404) throw new Error(`${label}: PATCH /admin/accounts/${account.id} answered ${patch.status}: ${await patch.text()}`);
+  const extraKeys = [account.key];
+  for (let i = 1; i < CFG.accounts; i++) {
+    const extra = await (await fetch(`${url}/admin/accounts`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ balance_usd: '1000000' }),
+    })).json();
+    await fetch(`${url}/admin/accounts/${extra.id}`, {
+      method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits: high }),
+    });
+    extraKeys.push(extra.key);
+  }
+  return { kind: 'gateway', label, url, pid: proc.pid, key: account.key, accountId: account.id, extraKeys, proc, rssStartMb: memoryOf(proc.pid).rssMb };
+}
+
+const PORTKEY_DIR = join(BENCH_DIR, '.portkey');
+const PORTKEY_ENTRY = join(PORTKEY_DIR, 'node_modules/@portkey-ai/gateway/build/start-server.js');
+
+/** Installs the Portkey gateway into bench/.portkey/ unless the wanted version is there. */
+export function ensurePortkey() {
+  const manifest = {
+    name: 'bench-portkey', private: true,
+    description: 'The Portkey open-source gateway for bench/run.mjs (installed by it; not part of the gateway).',
+    dependencies: { '@portkey-ai/gateway': CFG.portkeyVersion, '@hono/node-server': '1.13.5' },
+    overrides: { '@hono/node-server': '1.13.5' },
+  };
+  const file = join(PORTKEY_DIR, 'package.json');
+  const wanted = JSON.stringify(manifest, null, 2) + '\n';
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  if (existsSync(PORTKEY_ENTRY) && current === wanted) return;
+  progress(`installing @portkey-ai/gateway@${CFG.portkeyVersion} into ${relative(ROOT, PORTKEY_DIR)}/`);
+  mkdirSync(PORTKEY_DIR, { recursive: true });
+  writeFileSync(file, wanted);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const r = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: PORTKEY_DIR, stdio: 'inherit', env: cleanEnv({}) });
+  if (r.status !== 0 || !existsSync(PORTKEY_ENTRY)) throw new Error(`npm install in ${PORTKEY_DIR} failed (status ${r.status})`);
+}
+
+/** Starts the Portkey gateway; the simulator URL goes in each request's headers. */
+export async function startPortkey(simUrl) {
+  const port = await freePort();
+  const proc = await startProcess('portkey', [PORTKEY_ENTRY, `--port=${port}`, '--headless'], {
+    cwd: PORTKEY_DIR, env: cleanEnv({ NODE_ENV: 'production' }), ready: /Ready for connections/,
+  });
+  const version = JSON.parse(readFileSync(join(PORTKEY_DIR, 'node_modules/@portkey-ai/gateway/package.json'), 'utf8')).version;
+  const nodeServer = JSON.parse(readFileSync(join(PORTKEY_DIR, 'node_modules/@hono/node-server/package.json'), 'utf8')).version;
+  return { kind: 'portkey', label: `Portkey ${version}`, url: `http://127.0.0.1:${port}`, pid: proc.pid, simUrl, proc, version, nodeServer, rssStartMb: memoryOf(proc.pid).rssMb };
+}
