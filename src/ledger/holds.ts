@@ -36,8 +36,8 @@ type HoldOp =
   | { kind: 'settle'; input: SettleInput; rows: UsageRow[] }
   | { kind: 'release'; holdId: string };
 
-/** Per operation: reserved or not, the settled rows (or the settle's own refusal), or nothing. */
-type HoldResult = boolean | UsageRow[] | LedgerError | undefined;
+/** Per operation: reserved or not, the settled rows (or the settle's own failure), or nothing. */
+type HoldResult = boolean | UsageRow[] | Error | undefined;
 
 /** A line of ledger_batch: the item's kind and position (1-based) in its list, and what became of it. */
 interface BatchLine { kind: 'settle' | 'reserve'; n: string | number; status: 'settled' | 'already_settled' | 'not_found' | 'reserved'; charged_at: Date | string; }
@@ -49,7 +49,11 @@ function settlePayload(op: Extract<HoldOp, { kind: 'settle' }>): unknown {
   };
 }
 
-/** Sends one batch through ledger_batch (migration 003): settles, releases, then reserves, in one transaction. */
+/**
+ * Sends one batch through ledger_batch (migration 003): settles, releases, then reserves, in one
+ * transaction. It rejects only when that call fails (the transaction rolled back, so the batch may be
+ * retried); what goes wrong for one settle after the commit is that settle's own answer.
+ */
 async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
   const batch = {
     settle: ops.flatMap((op) => (op.kind === 'settle' ? [settlePayload(op)] : [])),
@@ -65,9 +69,9 @@ async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
     if (op.kind === 'reserve') return reserved.has(++reserves);
     if (op.kind === 'release') return undefined;
     const line = settled.get(++settles);
-    if (!line) throw new Error(`ledger_batch returned no line for settle ${settles}`);
+    if (!line) return new Error(`ledger_batch returned no line for settle ${settles}`);
     if (line.status === 'not_found') return new LedgerError('not_found', `hold ${op.input.holdId} not found for account ${op.input.accountId}`);
-    if (line.status === 'already_settled') return rowsOfHold(db, op.input.holdId);
+    if (line.status === 'already_settled') return rowsOfHold(db, op.input.holdId).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     const createdAt = line.charged_at instanceof Date ? line.charged_at : new Date(line.charged_at);
     return op.rows.map((r) => ({ ...r, createdAt }));
   }));
@@ -106,7 +110,7 @@ export class Holds {
       ...r, details: storedDetails(r.details ?? {}) as Record<string, unknown>, id: sortableId('use_'), accountId: input.accountId, refundOf: null, createdAt: new Date(0),
     }));
     const result = await this.batches.submit({ kind: 'settle', input, rows });
-    if (result instanceof LedgerError) throw result;
+    if (result instanceof Error) throw result;
     return result as UsageRow[];
   }
 
