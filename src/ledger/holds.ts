@@ -8,7 +8,7 @@
 import type { Db } from '../store/db.js';
 import { GroupCommit } from './group-commit.js';
 import { sortableId } from './ids.js';
-import { checkCharge, rowsOfHold } from './usage.js';
+import { checkCharge, rowsOfHold, storedDetails } from './usage.js';
 import { LedgerError, type UsageRow, type UsageRowInput } from './types.js';
 
 /** A reservation to make. */
@@ -16,19 +16,6 @@ export interface ReserveInput { holdId: string; accountId: string; amountNano: b
 
 /** A settlement: the hold, its account and the usage rows to charge. */
 export interface SettleInput { holdId: string; accountId: string; rows: UsageRowInput[]; }
-
-/** Usage details as stored: bigints become decimal strings; values without one are returned as they are. */
-function storedDetails(value: unknown): unknown {
-  if (typeof value === 'bigint') return value.toString();
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    const items = value.map(storedDetails);
-    return items.every((item, i) => item === value[i]) ? value : items;
-  }
-  const entries = Object.entries(value);
-  const converted = entries.map(([k, v]) => [k, storedDetails(v)] as const);
-  return converted.every(([, v], i) => v === entries[i]![1]) ? value : Object.fromEntries(converted);
-}
 
 /** One hold operation waiting for its batch. */
 type HoldOp =
@@ -77,8 +64,9 @@ async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
   }));
 }
 
-async function releaseBatch(db: Db, holdIds: string[], outcome: 'released' | 'expired'): Promise<number> {
-  const rows = await db.query<{ n: number }>('SELECT ledger_release($1::text[], $2) AS n', [holdIds, outcome]);
+/** Expires the given holds that are still open and still due; returns how many. */
+async function expireHolds(db: Db, holdIds: string[]): Promise<number> {
+  const rows = await db.query<{ n: number }>("SELECT ledger_release($1::text[], 'expired') AS n", [holdIds]);
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -107,7 +95,7 @@ export class Holds {
   async settle(input: SettleInput): Promise<UsageRow[]> {
     input.rows.forEach(checkCharge);
     const rows: UsageRow[] = input.rows.map((r) => ({
-      ...r, details: storedDetails(r.details ?? {}) as Record<string, unknown>, id: sortableId('use_'), accountId: input.accountId, refundOf: null, createdAt: new Date(0),
+      ...r, details: storedDetails(r.details), id: sortableId('use_'), accountId: input.accountId, refundOf: null, createdAt: new Date(0),
     }));
     const result = await this.batches.submit({ kind: 'settle', input, rows });
     if (result instanceof Error) throw result;
@@ -125,7 +113,7 @@ export class Holds {
     for (;;) {
       const due = await this.db.query<{ id: string }>(
         'SELECT id FROM holds WHERE closed_at IS NULL AND expires_at < now() ORDER BY expires_at LIMIT $1', [batch]);
-      if (due.length > 0) total += await releaseBatch(this.db, due.map((d) => d.id), 'expired');
+      if (due.length > 0) total += await expireHolds(this.db, due.map((d) => d.id));
       if (due.length < batch) return total;
     }
   }

@@ -50,6 +50,26 @@ export function checkCharge(row: UsageRowInput): void {
   }
 }
 
+/**
+ * Usage details as stored: bigints become decimal strings at any depth; a value holding none is
+ * returned as it is (no copy on the common path).
+ */
+export function storedDetails(details: Record<string, unknown> | undefined): Record<string, unknown> {
+  return storedValue(details ?? {}) as Record<string, unknown>;
+}
+
+function storedValue(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const items = value.map(storedValue);
+    return items.every((item, i) => item === value[i]) ? value : items;
+  }
+  const entries = Object.entries(value);
+  const converted = entries.map(([k, v]) => [k, storedValue(v)] as const);
+  return converted.every(([, v], i) => v === entries[i]![1]) ? value : Object.fromEntries(converted);
+}
+
 /** Appends one row (bigints inside `details` are stored as strings); the caller moves the money in the same transaction. */
 export async function insertUsageRow(
   q: Queryable,
@@ -71,7 +91,7 @@ export async function insertUsageRow(
       row.quantity,
       row.unit,
       row.amountNano,
-      JSON.stringify(row.details ?? {}, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
+      JSON.stringify(storedDetails(row.details)),
       refundOf,
     ],
   );
