@@ -19,7 +19,8 @@
 -- already exists, or came earlier in the same batch, is not reserved again (the debit is given back
 -- in the same transaction). When every account of the batch can cover all of its items and every
 -- id is new (the usual case) that is two set-based statements; otherwise the items are taken one
--- by one, so that a request that does not fit never blocks one after it that does.
+-- by one, so that a request that does not fit never blocks one after it that does. Called by
+-- ledger_batch only, which has already locked the accounts.
 CREATE FUNCTION ledger_reserve(p_items jsonb) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
 DECLARE
   r record;
@@ -27,7 +28,6 @@ DECLARE
   account_ids text[] := ARRAY(SELECT DISTINCT x->>'account' FROM jsonb_array_elements(p_items) x);
   everything_fits boolean;
 BEGIN
-  PERFORM 1 FROM accounts WHERE id = ANY (account_ids) ORDER BY id FOR UPDATE;
   SELECT coalesce(bool_and(coalesce(
            (SELECT a.balance_nano - p.total >= -a.credit_limit_nano FROM accounts a WHERE a.id = p.account), false)), false)
     INTO everything_fits
@@ -68,16 +68,15 @@ $$;
 -- settle, in an earlier call or earlier in this batch, charges nothing) or 'not_found' (no such hold
 -- for that account), with the item's position (1-based). A hold released or swept before its settle
 -- is still charged: the work was done. `charged_at` is the transaction's time, which is also the
--- rows' created_at. Set-based: once the rows are locked, one statement reads every hold as it was,
--- closes them, appends the rows and moves each account's money in one update.
+-- rows' created_at. Set-based: one statement reads every hold as it was, closes them, appends the
+-- rows and moves each account's money in one update. Called by ledger_batch only, which has already
+-- locked the holds and the accounts (the statement's read of a hold must not race a release).
 CREATE FUNCTION ledger_settle(p_items jsonb) RETURNS TABLE (n bigint, status text, charged_at timestamptz) LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   hold_ids text[] := ARRAY(SELECT x->>'hold' FROM jsonb_array_elements(p_items) x);
   account_ids text[] := ARRAY(SELECT DISTINCT x->>'account' FROM jsonb_array_elements(p_items) x);
 BEGIN
-  PERFORM 1 FROM holds WHERE id = ANY (hold_ids) ORDER BY id FOR UPDATE;
-  PERFORM 1 FROM accounts WHERE id = ANY (account_ids) ORDER BY id FOR UPDATE;
   RETURN QUERY
   WITH input AS (
     SELECT x->>'hold' AS hold_id, x->>'account' AS account, x->'rows' AS rows, t.n
@@ -147,7 +146,8 @@ $$;
 -- One batch of everything that arrived together: settles, then releases, then reserves (money given
 -- back first), in one transaction: one round trip, one commit and one lock of each account row for
 -- all of them. Every lock is taken up front in the global order (hold rows by id, then account rows
--- by id); the functions above then find their rows already locked. Returns the settle lines as
+-- by id); ledger_reserve and ledger_settle rely on them, ledger_release (also the sweeper's) finds
+-- its rows already locked. Returns the settle lines as
 -- ledger_settle does (kind 'settle') and one line per reserved item (kind 'reserve'), each with the
 -- item's position (1-based) in its list.
 CREATE FUNCTION ledger_batch(p_batch jsonb) RETURNS TABLE (kind text, n bigint, status text, charged_at timestamptz) LANGUAGE plpgsql
