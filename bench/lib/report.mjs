@@ -30,7 +30,6 @@ export function explain(rows, baselines) {
   const waits = gw.throughput.waits ?? [];
   const lockWaits = waits.filter((w) => w.wait.startsWith('Lock:')).reduce((a, w) => a + w.avg, 0);
   const lockedAccount = waits.filter((w) => w.wait.startsWith('Lock:') && /accounts/.test(w.query)).reduce((a, w) => a + w.avg, 0);
-  const idleInTx = waits.filter((w) => w.state === 'idle in transaction').reduce((a, w) => a + w.avg, 0);
   const walSync = waits.filter((w) => /WAL(Sync|Write)/.test(w.wait)).reduce((a, w) => a + w.avg, 0);
   const cores = os.cpus().length;
   const pgUs = (r) => (r && r.rps > 0 ? ((r.cpu.postgres / 100) * cores / r.rps) * 1e6 : NaN);
