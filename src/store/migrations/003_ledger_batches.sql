@@ -25,20 +25,23 @@ CREATE FUNCTION ledger_reserve(p_items jsonb) RETURNS SETOF bigint LANGUAGE plpg
 DECLARE
   r record;
   hold_ids text[] := ARRAY(SELECT DISTINCT x->>'hold' FROM jsonb_array_elements(p_items) x);
-  account_ids text[] := ARRAY(SELECT DISTINCT x->>'account' FROM jsonb_array_elements(p_items) x);
+  account_ids text[];
+  totals bigint[];
   everything_fits boolean;
 BEGIN
-  SELECT coalesce(bool_and(coalesce(
-           (SELECT a.balance_nano - p.total >= -a.credit_limit_nano FROM accounts a WHERE a.id = p.account), false)), false)
-    INTO everything_fits
+  -- Per account, what the whole batch asks of it.
+  SELECT array_agg(account), array_agg(total) INTO account_ids, totals
     FROM (SELECT x->>'account' AS account, sum((x->>'amount')::bigint) AS total
           FROM jsonb_array_elements(p_items) x GROUP BY 1) p;
+  SELECT coalesce(bool_and(coalesce(
+           (SELECT a.balance_nano - t.total >= -a.credit_limit_nano FROM accounts a WHERE a.id = t.account), false)), false)
+    INTO everything_fits
+    FROM unnest(account_ids, totals) AS t(account, total);
   IF everything_fits AND cardinality(hold_ids) = jsonb_array_length(p_items)
      AND NOT EXISTS (SELECT 1 FROM holds WHERE id = ANY (hold_ids)) THEN
-    UPDATE accounts a SET balance_nano = a.balance_nano - p.total, held_nano = a.held_nano + p.total
-      FROM (SELECT x->>'account' AS account, sum((x->>'amount')::bigint) AS total
-            FROM jsonb_array_elements(p_items) x GROUP BY 1) p
-      WHERE a.id = ANY (account_ids) AND a.id = p.account;
+    UPDATE accounts a SET balance_nano = a.balance_nano - t.total, held_nano = a.held_nano + t.total
+      FROM unnest(account_ids, totals) AS t(account, total)
+      WHERE a.id = ANY (account_ids) AND a.id = t.account;
     INSERT INTO holds (id, account_id, amount_nano, expires_at)
       SELECT x->>'hold', x->>'account', (x->>'amount')::bigint, now() + (x->>'ttl_ms')::bigint * interval '1 millisecond'
       FROM jsonb_array_elements(p_items) x;
