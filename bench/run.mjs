@@ -4,7 +4,8 @@
  * writes the figures to bench/RESULTS.md. It prints figures; it is not a timed test.
  *
  * Every party is its own child process on this machine: one standalone simulator
- * (dist/src/sim/main.js, SIM_LATENCY_MS), the gateway (dist/src/main.js) pointed at it as a live
+ * (dist/src/sim/main.js, SIM_LATENCY_MS), the floor proxy (bench/floor-proxy.mjs: node:http and an
+ * undici pool in front of the simulator, nothing else), the gateway (dist/src/main.js) pointed at it as a live
  * provider, on PostgreSQL (a fresh gw_bench_<random> database, dropped at the end) and on PGlite
  * (GATEWAY_DATA_DIR=:memory:), and the Portkey open-source gateway (installed by this script into
  * bench/.portkey/). The load comes from this process over undici pools:
@@ -14,33 +15,50 @@
  *   - streaming and translated streaming (claude-haiku-4-5 on /v1/chat/completions): time to the
  *     first body byte at the fixed rate, and streams per second in a closed loop;
  *   - resident memory (VmRSS of the gateway process) with 1,000 streams open at once (the simulator
- *     holds them open with a chunk_delay_ms fault).
+ *     holds them open with a chunk_delay_ms fault), on the running process and on a fresh one;
+ *   - per-stage timings: a gateway started with GATEWAY_STAGE_TIMINGS=1 under the open-loop loads,
+ *     its gateway_stage_duration_seconds histogram read from /metrics (where each millisecond goes).
  * All targets run at once and every phase is measured in rounds that take the targets in turn
  * (rotating the order), so that load from other processes on the machine falls on all of them
  * alike; the CPU other processes took is measured and reported with every figure.
  *
- * Usage: npm run bench            (builds, then runs this file; about 10 minutes)
+ * Usage: npm run bench            (builds, then runs this file; about 11 minutes)
  *        node bench/run.mjs [--quick] [--no-portkey] [--no-postgres] [--no-pglite]
+ *        node bench/run.mjs --render [file]   (rewrites the report from a run's saved figures,
+ *                                              bench/.scratch/last-run.json by default; measures nothing)
  * Environment overrides: BENCH_SIM_LATENCY_MS, BENCH_RATE, BENCH_LOW_RATE, BENCH_STREAM_RATE,
  * BENCH_SECONDS (per target and phase), BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_CONCURRENCY,
- * BENCH_OPEN_STREAMS, BENCH_QUIET_WAIT_SECONDS, BENCH_PROFILE (auto | 1 | 0),
+ * BENCH_OPEN_STREAMS, BENCH_QUIET_WAIT_SECONDS, BENCH_PROFILE (auto | 1 | 0), BENCH_STAGES (1 | 0),
  * BENCH_DATABASE_ADMIN_URL (default postgres://127.0.0.1:5432/postgres), BENCH_PORTKEY_VERSION,
  * BENCH_OUTPUT (default bench/RESULTS.md).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ARGS, CFG, QUICK, ROOT, progress, t0 } from './lib/config.mjs';
+import { ARGS, BENCH_DIR, CFG, QUICK, ROOT, progress, t0 } from './lib/config.mjs';
 import { memoryBaselines } from './lib/cpu.mjs';
 import { adminSql, commitLatencyMs, createDatabase } from './lib/db.mjs';
 import { measureAll, measureOpenStreams, storeWorkPerRequest } from './lib/measure.mjs';
-import { children, cleanEnv, ensurePortkey, freePort, killChildren, startGateway, startPortkey, startProcess } from './lib/processes.mjs';
+import { children, cleanEnv, ensurePortkey, freePort, killChildren, startFloor, startGateway, startPortkey, startProcess } from './lib/processes.mjs';
 import { profileGateway, profileNote } from './lib/profile.mjs';
 import { evaluateTargets, f2, report } from './lib/report.mjs';
+import { stageTimings } from './lib/stages.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Main
+
+/** Where a run's figures are saved, so that the report can be rewritten without measuring again. */
+const SAVED = join(BENCH_DIR, '.scratch', 'last-run.json');
+
+/** --render: the report of a saved run, its verdicts recomputed. */
+function render(file) {
+  const run = JSON.parse(readFileSync(file, 'utf8'));
+  Object.assign(CFG, run.cfg, { output: CFG.output }); // the run's own settings, for the report's text
+  const targets = evaluateTargets(run.results);
+  writeFileSync(CFG.output, `${report({ ...run, startedAt: new Date(run.startedAt), targets })}\n`);
+  progress(`wrote ${relative(process.cwd(), CFG.output) || CFG.output} from ${relative(process.cwd(), file)}`);
+}
 
 async function main() {
   const startedAt = new Date();
@@ -69,8 +87,12 @@ async function main() {
   const targets = [{ id: 'direct', kind: 'direct', label: 'Simulator, direct', url: simUrl, pid: null }];
   let db = null;
   let profile = null;
+  let stages = null;
   let portkeyInfo = null;
   try {
+    const floor = await startFloor(simUrl);
+    targets.push({ ...floor, id: 'floor' });
+    progress(`floor proxy at ${floor.url} (pid ${floor.pid}, ${floor.rssStartMb.toFixed(0)} MB RSS)`);
     if (runPostgres) {
       db = await createDatabase();
       progress(`PostgreSQL database ${db.name} created (${db.version})`);
@@ -97,21 +119,33 @@ async function main() {
     }
     const gwPgTarget = targets.find((t) => t.id === 'gw-pg');
     if (gwPgTarget) {
+      // The same streams on a freshly started gateway: what they cost without the heap the load phases grew.
+      const fresh = await startGateway('gateway (PostgreSQL, fresh)', simUrl, { databaseUrl: db.url });
+      try { measured.get('gw-pg').openFresh = await measureOpenStreams({ ...fresh, label: 'Gateway, PostgreSQL, freshly started' }, simInfo); } finally { await fresh.proc.stop(); }
       measured.get('gw-pg').storeWork = await storeWorkPerRequest(gwPgTarget).catch(() => null);
       const w = measured.get('gw-pg').storeWork;
       if (w) progress(`PostgreSQL work per request: ${w.transactions.toFixed(2)} transactions, ${w.inserted.toFixed(2)} rows inserted, ${w.updated.toFixed(2)} updated, ${w.fetched.toFixed(2)} fetched`);
     }
     for (const t of targets) if (t.proc) await t.proc.stop();
     const results = targets.map((t) => measured.get(t.id));
-    const baselines = { ...memoryBaselines(), commitMs: db ? await commitLatencyMs(db.url).catch(() => NaN) : NaN };
-    progress(`one PostgreSQL commit (median round trip): ${f2(baselines.commitMs)} ms`);
-    progress(`RSS of a bare node: ${baselines.nodeMb.toFixed(0)} MB; with the o200k tokenizer loaded: ${baselines.tokenizerMb.toFixed(0)} MB`);
+    const baselines = {
+      ...memoryBaselines(),
+      commitMs: db ? await commitLatencyMs(db.url).catch(() => NaN) : NaN,
+      commitAsyncMs: db ? await commitLatencyMs(db.url, 200, { synchronous: false }).catch(() => NaN) : NaN,
+    };
+    progress(`one PostgreSQL commit (median round trip): ${f2(baselines.commitMs)} ms; without waiting for the WAL flush: ${f2(baselines.commitAsyncMs)} ms`);
+    progress(`RSS of a bare node: ${baselines.nodeMb.toFixed(0)} MB; with the gateway's tokenizer: ${baselines.tokenizerMb.toFixed(0)} MB; with gpt-tokenizer's o200k module: ${baselines.gptTokenizerMb.toFixed(0)} MB; PGlite alone: ${baselines.pgliteMb.toFixed(0)} MB`);
 
-    const direct = results.find((r) => r.kind === 'direct');
-    const gwPg = results.find((r) => r.kind === 'gateway' && r.store === 'postgres');
-    const verdicts = evaluateTargets(gwPg, results.find((r) => r.kind === 'portkey'), direct);
+    const verdicts = evaluateTargets(results);
     for (const t of verdicts) progress(`target ${t.name}: ${t.measured} (goal ${t.goal}): ${t.verdict.replace(/\*/g, '')}`);
     const missed = verdicts.some((t) => !t.met);
+    if (db && CFG.stages) {
+      try {
+        stages = await stageTimings(simUrl, { databaseUrl: db.url });
+      } catch (error) {
+        progress(`stage timings failed: ${error.message}`);
+      }
+    }
     if (db && (CFG.profile === '1' || (CFG.profile === 'auto' && missed))) {
       try {
         profile = await profileGateway(simUrl, { databaseUrl: db.url });
@@ -120,10 +154,13 @@ async function main() {
         progress(`profile failed: ${error.message}`);
       }
     }
-    const markdown = report({
-      machine, results, pgVersion: db?.version ?? null, portkey: portkeyInfo, profile, targets: verdicts, command, startedAt, baselines,
-      durationS: (performance.now() - t0) / 1000,
-    });
+    const run = {
+      machine, results, pgVersion: db?.version ?? null, portkey: portkeyInfo && { version: portkeyInfo.version, nodeServer: portkeyInfo.nodeServer },
+      profile, stages, command, startedAt, baselines, durationS: (performance.now() - t0) / 1000, cfg: CFG,
+    };
+    mkdirSync(dirname(SAVED), { recursive: true });
+    writeFileSync(SAVED, JSON.stringify(run));
+    const markdown = report({ ...run, targets: verdicts });
     writeFileSync(CFG.output, `${markdown}\n`);
     progress(`wrote ${relative(process.cwd(), CFG.output) || CFG.output}`);
   } finally {
@@ -138,7 +175,8 @@ async function main() {
   }
 }
 
-main().catch((error) => {
+const renderAt = ARGS.indexOf('--render');
+(renderAt >= 0 ? Promise.resolve().then(() => render(ARGS[renderAt + 1] && !ARGS[renderAt + 1].startsWith('--') ? ARGS[renderAt + 1] : SAVED)) : main()).catch((error) => {
   process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
   killChildren();
   process.exit(1);

@@ -74,8 +74,23 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
     }
   }
   if (params.length) op.parameters = params;
-  if (schemas.request) op.requestBody = { required: true, content: { 'application/json': { schema: { $ref: component(gateway, schemas.request, components) } } } };
+  if (schemas.request) op.requestBody = { required: true, content: requestContent(route, component(gateway, schemas.request, components)) };
   return op;
+}
+
+/** A JSON body, or a multipart form: the request schema's fields plus each declared file part as binary. */
+function requestContent(route: CompiledRoute, schemaRef: string): Json {
+  const multipart = route.multipart;
+  if (!multipart) return { 'application/json': { schema: { $ref: schemaRef } } };
+  const files: Json = {};
+  const encoding: Json = {};
+  for (const [name, part] of Object.entries(multipart.files)) {
+    const file = { type: 'string', format: 'binary', description: `At most ${part.maxBytes} bytes.` };
+    files[name] = part.max > 1 ? { type: 'array', maxItems: part.max, items: file } : file;
+    if (part.mime) encoding[name] = { contentType: [...part.mime].join(', ') };
+  }
+  const required = Object.entries(multipart.files).filter(([, part]) => part.min > 0).map(([name]) => name);
+  return { 'multipart/form-data': { schema: { allOf: [{ $ref: schemaRef }, { type: 'object', properties: files, ...(required.length ? { required } : {}) }] }, ...(Object.keys(encoding).length ? { encoding } : {}) } };
 }
 
 const CATALOG_SCHEMA: Json = {
@@ -86,8 +101,13 @@ const CATALOG_SCHEMA: Json = {
       id: { type: 'string' }, provider: { type: 'string' }, service_type: { type: 'string' },
       availability: { enum: ['available', 'coming_soon', 'unavailable'] },
       native_responses: { type: 'boolean' },
+      context_window: { type: 'integer', minimum: 1, description: 'Input plus output tokens the model can attend to.' },
+      max_output_tokens: { type: 'integer', minimum: 1, description: 'Most output tokens the model can produce; a larger client cap is a 400.' },
       billing: { type: 'object', required: ['unit', 'per', 'prices'], properties: { unit: { type: 'string' }, per: { type: 'integer' }, prices: { type: 'object', additionalProperties: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } } } },
-    } } },
+    },
+    // Token-priced offerings always carry their token limits.
+    if: { required: ['billing'], properties: { billing: { required: ['unit'], properties: { unit: { const: 'token' } } } } },
+    then: { required: ['context_window', 'max_output_tokens'] } } },
   },
 };
 

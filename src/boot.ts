@@ -23,14 +23,20 @@ import { startSimulator, type Simulator } from './sim/server.js';
 import { openDb, type Db } from './store/db.js';
 import { UpstreamClient } from './upstream/client.js';
 import { projectRoot } from './paths.js';
+import { Availability } from './observability/availability.js';
+import { readiness, type ConfigCheck } from './server/readiness.js';
+import { describeProviders, describeStore, type StartupFacts } from './server/startup.js';
 
 /** How to start. */
 export interface GatewayOptions {
   configFile?: string;
   env?: NodeJS.ProcessEnv;
   watch?: boolean;
-  log?: (message: string, fields?: Record<string, unknown>) => void;
+  log?: LogFn;
 }
+
+/** Where the gateway's own lines go; `level` defaults to info (outages are warn, recoveries info). */
+export type LogFn = (message: string, fields?: Record<string, unknown>, level?: 'info' | 'warn' | 'error') => void;
 
 /** A started gateway. */
 export interface RunningGateway {
@@ -40,6 +46,8 @@ export interface RunningGateway {
   runtime: Runtime;
   simulator: Simulator | null;
   generation(): Generation;
+  /** What it runs on, for the start line. */
+  facts(): StartupFacts;
   /** Reloads the manifests now; resolves to the error when they are invalid (the old config keeps serving). */
   reload(): Promise<ManifestError | null>;
   /** SIGTERM: stop accepting, finish what is in flight up to `deadlineMs`, settle everything, close. */
@@ -56,7 +64,7 @@ function cronEvery(ms: number): string {
 export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
   const env = opts.env ?? process.env;
   const logger = createLogger({ level: logLevelFromEnv(env) });
-  const log = opts.log ?? ((message: string, fields?: Record<string, unknown>) => logger.info(fields ?? {}, message));
+  const log: LogFn = opts.log ?? ((message, fields, level = 'info') => logger[level](fields ?? {}, message));
   const configFile = resolve(opts.configFile ?? env.GATEWAY_CONFIG ?? resolve(projectRoot(), 'gateway.config.yaml'));
   let raw = await loadGateway(configFile);
   let simulator: Simulator | null = null;
@@ -67,17 +75,40 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     return simulator?.url ?? null;
   };
   let gateway = await compileGateway(raw, { env, simulatorUrl: await simulatorFor(raw) });
-  const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir });
+  const storeTarget = describeStore(env.DATABASE_URL || undefined, gateway.settings.dataDir);
+  // Outages are logged once when they start and once when they end (issue 8 items 2-3).
+  const storeAvailability = new Availability(storeTarget, (up, error) => {
+    if (up) log('store recovered', { store: storeTarget }, 'info');
+    else log('store unavailable: requests answer 503 store_unavailable until it is back', { store: storeTarget, error }, 'error');
+  });
+  const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir, availability: storeAvailability });
   const ledger = new Ledger(db);
   const metrics = new GatewayMetrics();
   metrics.setHoldsOpen(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM holds WHERE closed_at IS NULL'))[0]?.n ?? 0);
-  const runtime: Runtime = { ledger, limiter: await createLimiter(env), metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
+  const policy = gateway.settings.limiterPolicy;
+  const limiterBackend = await createLimiter(env, {
+    policy,
+    onAvailabilityChange: (up, error) => {
+      const fields = { limiter: limiterBackend?.describe ?? 'redis', error };
+      if (up) log('Redis limiter backend recovered', fields, 'info');
+      else log(policy === 'fail_open' ? 'Redis limiter backend unavailable: admitting on in-memory limits (fail_open)' : 'Redis limiter backend unavailable: requests answer 503 limiter_unavailable (fail_closed)', fields, policy === 'fail_open' ? 'warn' : 'error');
+    },
+    onFallback: () => metrics.limiterFallback(),
+  });
+  const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
+  let lastReload: ConfigCheck['last_reload'] = null;
+  const probes = {
+    store: async () => { await db.query('SELECT 1'); return storeAvailability.check(); },
+    limiter: () => limiterBackend.check(),
+    config: (): ConfigCheck => ({ status: 'ok', loaded_at: gateway.loadedAt.toISOString(), routes: gateway.routes.length, offerings: gateway.offerings.size, last_reload: lastReload }),
+  };
   let generation = buildGeneration(gateway, runtime);
   const app = await buildServer({
     runtime, generation: () => generation, adminToken: env.GATEWAY_ADMIN_TOKEN || null,
     openapiFile: resolve(projectRoot(), 'src/generated/openapi.json'), bodyLimitBytes: gateway.settings.bodyLimitBytes,
     metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || null,
-    log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }),
+    log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }, 'error'),
+    readiness: () => readiness(probes, { store: storeTarget, limiter: limiterBackend.describe }),
   });
   await app.listen({ host: gateway.settings.host, port: gateway.settings.port });
   const address = app.server.address();
@@ -97,12 +128,14 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
       const next = await loadGateway(configFile);
       const compiled = await compileGateway(next, { env, simulatorUrl: await simulatorFor(next) });
       raw = next; gateway = compiled; generation = buildGeneration(compiled, runtime);
+      lastReload = { result: 'ok', at: new Date().toISOString() };
       metrics.configReloaded(true);
       log('configuration reloaded', { routes: compiled.routes.length, offerings: compiled.offerings.size });
       return null;
     } catch (error) {
       if (!(error instanceof ManifestError)) throw error;
       metrics.configReloaded(false);
+      lastReload = { result: 'refused', at: new Date().toISOString(), error: error.message };
       log('configuration refused; the previous one keeps serving', { error: error.message });
       return error;
     }
@@ -111,6 +144,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     await runtime.upstream.close();
     await runtime.limiter.close();
     await (simulator as Simulator | null)?.close();
+    ledger.close();
     await db.close();
   };
   let watcher: ConfigWatcher | null = null;
@@ -121,6 +155,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
 
   return {
     url, app, db, runtime, generation: () => generation, reload,
+    facts: () => ({ store: storeTarget, limiter: limiterBackend.describe, adminApi: Boolean(env.GATEWAY_ADMIN_TOKEN), providers: describeProviders(gateway) }),
     get simulator() { return simulator; },
     async drain(deadlineMs: number) {
       watcher?.close();

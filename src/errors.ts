@@ -7,7 +7,7 @@
 /** Error type families, mapped by each format to its own vocabulary. */
 export type ErrorKind =
   | 'invalid_request' | 'authentication' | 'payment' | 'not_found' | 'rate_limit'
-  | 'upstream' | 'timeout' | 'internal' | 'too_large';
+  | 'upstream' | 'timeout' | 'internal' | 'too_large' | 'unavailable';
 
 interface ErrorSpec { status: number; kind: ErrorKind; }
 
@@ -31,6 +31,9 @@ export const ERROR_TABLE = {
   upstream_error: { status: 502, kind: 'upstream' },
   upstream_unavailable: { status: 503, kind: 'upstream' },
   upstream_timeout: { status: 504, kind: 'timeout' },
+  // The gateway's own dependencies (issue 8): the shared limiter backend or the store is down.
+  limiter_unavailable: { status: 503, kind: 'unavailable' },
+  store_unavailable: { status: 503, kind: 'unavailable' },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** One of the codes in ERROR_TABLE. */
@@ -51,8 +54,31 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * A dependency of the gateway itself (the store, the limiter backend) cannot be reached. Drivers
+ * throw it for connection-class failures only; the pipeline answers it as a 503 with Retry-After.
+ */
+export class DependencyUnavailableError extends Error {
+  constructor(readonly dependency: 'store' | 'limiter', message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DependencyUnavailableError';
+  }
+}
+
+/** Seconds a client is told to wait after a 503 for an unavailable dependency. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
+
+/** The client-facing 503 for an unavailable dependency; nothing was reserved or charged. */
+export function dependencyError(dependency: 'store' | 'limiter'): GatewayError {
+  const headers = { 'retry-after': String(DEPENDENCY_RETRY_AFTER_SECONDS) };
+  return dependency === 'store'
+    ? new GatewayError('store_unavailable', 'The gateway cannot reach its store right now; nothing was charged. Retry shortly.', { headers })
+    : new GatewayError('limiter_unavailable', 'The gateway cannot reach its rate-limit backend right now; nothing was charged. Retry shortly.', { headers });
+}
+
 /** Wraps anything thrown into a GatewayError; unknown errors become a generic 500 with no detail. */
 export function toGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  if (error instanceof DependencyUnavailableError) return dependencyError(error.dependency);
   return new GatewayError('internal_error', 'The gateway failed to process the request.');
 }

@@ -6,6 +6,8 @@
 import { startGateway } from './boot.js';
 import { ManifestError } from './config/errors.js';
 import { parseUsd } from './money.js';
+import { startupLine } from './server/startup.js';
+import { StoreLockedError } from './store/lock.js';
 
 async function createDemoAccount(gateway: Awaited<ReturnType<typeof startGateway>>): Promise<void> {
   const [row] = await gateway.db.query<{ n: string }>('SELECT count(*)::text AS n FROM accounts');
@@ -20,7 +22,8 @@ async function main(): Promise<void> {
   const gateway = await startGateway({ watch });
   if (!process.env.DATABASE_URL) await createDemoAccount(gateway);
   const simulator = gateway.simulator ? ` simulator ${gateway.simulator.url} (faults: POST ${gateway.simulator.url}/__sim/faults)` : '';
-  process.stdout.write(`gateway listening on ${gateway.url}${simulator}${watch ? ' (watching manifests)' : ''}\n`);
+  // One start line: where it listens and what it runs on (store, limiter, admin API, each provider).
+  process.stdout.write(`gateway listening on ${gateway.url}${simulator}${watch ? ' (watching manifests)' : ''} · ${startupLine(gateway.facts())}\n`);
   // SIGTERM drains: requests and streams in flight finish (up to GATEWAY_DRAIN_SECONDS, default 30) and settle.
   const deadlineMs = Number(process.env.GATEWAY_DRAIN_SECONDS ?? 30) * 1000;
   const stop = async (): Promise<void> => {
@@ -34,6 +37,8 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   if (error instanceof ManifestError) process.stderr.write(`invalid configuration: ${error.message}\n`);
+  // The message names the folder and the holder's PID; a stack would only bury it.
+  else if (error instanceof StoreLockedError) process.stderr.write(`gateway failed to start: ${error.message}\n`);
   else process.stderr.write(`gateway failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

@@ -1,21 +1,12 @@
 /**
  * Token counting with the o200k_base encoding (GPT-4o family and later). Used by the gateway for
  * pre-flight estimates and for billing output when an upstream reports no usage, and by the
- * simulator for the usage it reports. Only the o200k_base module is imported so that loading stays
- * cheap (no other encodings' rank tables).
+ * simulator for the usage it reports. The counts are gpt-tokenizer's; the table behind them
+ * (src/bpe.ts) takes about 4 MB instead of gpt-tokenizer's 60 and is read on the first count, not at
+ * start. Special-token strings in user text count as ordinary text, never rejected (as the OpenAI API
+ * does).
  */
-import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
-
-/**
- * gpt-tokenizer caches the merges of every distinct chunk it has seen, up to 100,000 entries by
- * default, which a long-running gateway fed varied prompts fills and keeps. Common chunks (words,
- * punctuation, numbers) still fit in this many.
- */
-const MERGE_CACHE_ENTRIES = 8192;
-setMergeCacheSize(MERGE_CACHE_ENTRIES);
-
-/** Special tokens in user text are encoded as ordinary text, never rejected (as the OpenAI API does). */
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+import { countO200kTokens } from './bpe.js';
 
 /** Longest piece counted in one BPE pass. */
 const CHUNK_CHARS = 2048;
@@ -30,7 +21,7 @@ const REPLY_PRIMING = 3;
 /** Tokens of a text with the o200k_base encoding; special-token strings count as plain text. */
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
-  if (text.length <= CHUNK_CHARS) return countTokens(text, PLAIN_TEXT);
+  if (text.length <= CHUNK_CHARS) return countO200kTokens(text);
   // BPE merging is quadratic on long runs without a split point (e.g. one letter repeated): count
   // bounded chunks, cut at whitespace where there is some, so hostile input stays linear.
   let total = 0;
@@ -41,7 +32,7 @@ export function countTextTokens(text: string): number {
       if (space > start + CHUNK_CHARS / 2) end = space;
       else if (/[\uD800-\uDBFF]/.test(text[end - 1]!)) end -= 1; // never split a surrogate pair
     }
-    total += countTokens(text.slice(start, end), PLAIN_TEXT);
+    total += countO200kTokens(text.slice(start, end));
     start = end;
   }
   return total;

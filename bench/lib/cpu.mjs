@@ -103,13 +103,23 @@ export async function waitForQuiet(maxSeconds = CFG.quietWaitSeconds) {
   return { quiet: false, waitedS: maxSeconds, busy };
 }
 
-/** RSS of a bare node process, and of one that has loaded the o200k tokenizer the gateway counts tokens with. */
+/**
+ * RSS of a bare node process; of one that has counted a token with the gateway's tokenizer (its
+ * compact o200k table, src/bpe.ts); of one that has loaded gpt-tokenizer's own o200k module instead
+ * (what the gateway loaded at start before); and of one running the embedded store (PGlite in memory,
+ * migrated), the part of the embedded gateway's RSS that is its store.
+ */
 export function memoryBaselines() {
   const rssOf = (code) => {
     try {
       const out = execFileSync(process.execPath, ['--input-type=module', '-e', `${code}; console.log(process.memoryUsage().rss)`], { cwd: ROOT, encoding: 'utf8' });
-      return Number(out.trim()) / 2 ** 20;
+      return Number(out.trim().split('\n').at(-1)) / 2 ** 20;
     } catch { return NaN; }
   };
-  return { nodeMb: rssOf(''), tokenizerMb: rssOf("await import('gpt-tokenizer/encoding/o200k_base')") };
+  return {
+    nodeMb: rssOf(''),
+    tokenizerMb: rssOf("const t = await import('./dist/src/tokenize.js'); t.countTextTokens('hello world')"),
+    gptTokenizerMb: rssOf("await import('gpt-tokenizer/encoding/o200k_base')"),
+    pgliteMb: rssOf("const { openDb } = await import('./dist/src/store/db.js'); globalThis.db = await openDb({ dataDir: ':memory:' })"),
+  };
 }

@@ -63,12 +63,14 @@ export function summarizeActivity({ samples, counts }) {
 
 /**
  * The floor under every metered request: the median time of one committed single-row insert on
- * this PostgreSQL (a round trip and a WAL flush), timed from a client on this machine, one at a time.
+ * this PostgreSQL (a round trip and a WAL flush), timed from a client on this machine, one at a time;
+ * with `synchronous: false`, the same without waiting for the flush (synchronous_commit = off).
  */
-export async function commitLatencyMs(databaseUrl, n = 200) {
+export async function commitLatencyMs(databaseUrl, n = 200, { synchronous = true } = {}) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
+    if (!synchronous) await client.query('SET synchronous_commit = off');
     await client.query('CREATE TABLE bench_commit (n int)');
     const times = [];
     for (let i = 0; i < n; i++) {

@@ -16,6 +16,7 @@ const BODIES = {
   stream: chatBodies(CHAT_MODEL, true),
   translated: chatBodies(TRANSLATED_MODEL, true),
   open: chatBodies(OPEN_STREAM_MODEL, true),
+  embeddings: PROMPTS.map((input) => JSON.stringify({ model: 'text-embedding-3-small', input, encoding_format: 'float' })),
   // The direct baseline of the translated stream: the same request in the upstream's own format.
   messages: PROMPTS.map((content) => JSON.stringify({
     model: 'claude-haiku-4-5-20251001', max_tokens: MAX_TOKENS, stream: true, messages: [{ role: 'user', content }],
@@ -58,8 +59,8 @@ export function summarize(results, seconds) {
     sent: results.length, ok: ok.length, errors: results.length - ok.length,
     firstError: results.find((r) => !r.ok)?.error ?? null,
     rps: ok.length / seconds,
-    p50: pct(lat, 0.5), p99: pct(lat, 0.99), max: lat.at(-1) ?? NaN,
-    ttfbP50: pct(ttfb, 0.5), ttfbP99: pct(ttfb, 0.99),
+    p50: pct(lat, 0.5), p99: pct(lat, 0.99), max: lat.at(-1) ?? NaN, mean: lat.length ? lat.reduce((a, b) => a + b, 0) / lat.length : NaN,
+    ttfbP50: pct(ttfb, 0.5), ttfbP99: pct(ttfb, 0.99), ttfbMean: ttfb.length ? ttfb.reduce((a, b) => a + b, 0) / ttfb.length : NaN,
   };
 }
 
@@ -129,7 +130,8 @@ export const newPool = (url, connections) => new Pool(url, { connections, pipeli
 /** The request scenarios (path, headers, bodies, stream terminator) of a target. */
 export function scenarios(target) {
   const json = { 'content-type': 'application/json' };
-  if (target.kind === 'direct') {
+  // The floor proxy passes every request through as it is: the same requests as the simulator's.
+  if (target.kind === 'direct' || target.kind === 'floor') {
     return {
       chat: { path: '/v1/chat/completions', headers: { ...json, authorization: 'Bearer sk-bench' }, bodies: BODIES.chat },
       stream: { path: '/v1/chat/completions', headers: { ...json, authorization: 'Bearer sk-bench' }, bodies: BODIES.stream, stream: true, terminator: '[DONE]' },
@@ -138,6 +140,7 @@ export function scenarios(target) {
         bodies: BODIES.messages, stream: true, terminator: 'message_stop',
       },
       open: { path: '/v1/chat/completions', headers: { ...json, authorization: 'Bearer sk-bench' }, bodies: BODIES.open, stream: true, terminator: '[DONE]' },
+      embeddings: { path: '/v1/embeddings', headers: { ...json, authorization: 'Bearer sk-bench' }, bodies: BODIES.embeddings },
     };
   }
   if (target.kind === 'gateway') {
@@ -149,6 +152,7 @@ export function scenarios(target) {
       stream: { path: '/v1/chat/completions', headers, bodies: BODIES.stream, stream: true, terminator: '[DONE]' },
       translated: { path: '/v1/chat/completions', headers, bodies: BODIES.translated, stream: true, terminator: '[DONE]' },
       open: { path: '/v1/chat/completions', headers, bodies: BODIES.open, stream: true, terminator: '[DONE]' },
+      embeddings: { path: '/v1/embeddings', headers, bodies: BODIES.embeddings },
     };
   }
   const portkey = (provider) => ({
@@ -159,6 +163,7 @@ export function scenarios(target) {
     stream: { path: '/v1/chat/completions', headers: portkey('openai'), bodies: BODIES.stream, stream: true, terminator: '[DONE]' },
     translated: { path: '/v1/chat/completions', headers: portkey('anthropic'), bodies: BODIES.translated, stream: true, terminator: '[DONE]' },
     open: { path: '/v1/chat/completions', headers: portkey('openai'), bodies: BODIES.open, stream: true, terminator: '[DONE]' },
+    embeddings: { path: '/v1/embeddings', headers: portkey('openai'), bodies: BODIES.embeddings },
   };
 }
 

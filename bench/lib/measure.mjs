@@ -14,7 +14,7 @@ function phaseLine(phase, r) {
   const load = phase.rate === undefined
     ? `${r.rps.toFixed(0)}/s`
     : `served ${r.rps.toFixed(0)}/s${r.overloaded ? ` OVERLOADED${r.overloadedAfter !== null ? ` (stopped after ${r.overloadedAfter.toFixed(1)}s)` : ''}` : ''}`;
-  const lat = phase.scenario === 'chat' ? `p50 ${ms(r.p50)} p99 ${ms(r.p99)}` : `TTFB p50 ${ms(r.ttfbP50)} p99 ${ms(r.ttfbP99)}, whole stream p50 ${ms(r.p50)}`;
+  const lat = phase.scenario.startsWith('chat') ? `p50 ${ms(r.p50)} p99 ${ms(r.p99)}` : `TTFB p50 ${ms(r.ttfbP50)} p99 ${ms(r.ttfbP99)}, whole stream p50 ${ms(r.p50)}`;
   return `${load}, ${lat} ${cpu}${fmtErr(r)}`;
 }
 
@@ -33,7 +33,7 @@ export async function measureAll(targets, sim) {
     return phase.rate === undefined ? closedLoop(closed, scenario, CFG.concurrency, seconds) : openLoop(open, scenario, phase.rate, seconds);
   };
   for (const phase of PHASES) {
-    const phaseTargets = targets.filter((t) => !phase.only || t.kind === phase.only);
+    const phaseTargets = targets.filter((t) => (!phase.only || t.kind === phase.only) && t.kind !== phase.skip);
     if (phaseTargets.length === 0) continue;
     await waitForQuiet();
     progress(`phase: ${phase.title}: warm-up, then ${CFG.rounds} x ${sliceSeconds.toFixed(1)}s per target`);

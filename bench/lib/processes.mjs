@@ -1,10 +1,11 @@
 /** Child processes: the simulator, the gateways and Portkey, each its own node process. */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parse } from 'yaml';
 import { ADMIN_TOKEN, BENCH_DIR, CFG, ROOT, progress } from './config.mjs';
 import { memoryOf } from './cpu.mjs';
 
@@ -20,11 +21,27 @@ export async function freePort() {
   return port;
 }
 
+/** Every provider manifest's key and base URL variables, as providers/*.yaml name them. */
+const PROVIDERS = readdirSync(join(ROOT, 'providers')).filter((f) => f.endsWith('.yaml')).map((f) => {
+  const m = parse(readFileSync(join(ROOT, 'providers', f), 'utf8'));
+  return { id: m.id, keyEnv: m.auth.key.slice('env:'.length), urlEnv: m.base_url.env, path: m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '' };
+});
+
+/**
+ * Every provider live on the bench's simulator (a key and the simulator's URL under the vendor's own
+ * path prefix), so that no gateway starts a simulator of its own inside the process being measured.
+ */
+function providersOn(simUrl) {
+  return Object.fromEntries(PROVIDERS.flatMap((p) => [[p.keyEnv, 'sk-bench'], [p.urlEnv, simUrl + p.path]]));
+}
+
+const PROVIDER_ENV = new Set(PROVIDERS.flatMap((p) => [p.keyEnv, p.urlEnv]));
+
 /** The parent's environment without anything that would change what the gateway or simulator does. */
 export function cleanEnv(extra) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(OPENAI_|ANTHROPIC_|DATABASE_URL$|REDIS_URL$|GATEWAY_|SIM_|PORT$|NODE_OPTIONS$|npm_)/.test(k)) continue;
+    if (PROVIDER_ENV.has(k) || /^(OPENAI_|ANTHROPIC_|COHERE_|AZURE_|DATABASE_URL$|REDIS_URL$|GATEWAY_|SIM_|PORT$|NODE_OPTIONS$|npm_)/.test(k)) continue;
     env[k] = v;
   }
   return { ...env, ...extra };
@@ -73,15 +90,21 @@ process.on('exit', killChildren);
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killChildren(); process.exit(130); });
 
 /** Starts a gateway on `simUrl` with a funded account (and CFG.accounts - 1 more) whose limits are out of reach. */
-export async function startGateway(label, simUrl, store, nodeFlags = []) {
+export async function startGateway(label, simUrl, store, nodeFlags = [], extraEnv = {}) {
   const port = await freePort();
   const env = cleanEnv({
     PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_DATA_DIR: ':memory:',
-    OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${simUrl}/v1`, ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: simUrl,
+    ...providersOn(simUrl),
     ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+    ...extraEnv,
   });
   const proc = await startProcess(label, [...nodeFlags, 'dist/src/main.js'], { env, ready: /gateway listening on/ });
-  if (/simulator http/.test(proc.output())) throw new Error(`${label} started its own simulator; the bench needs it to use ${simUrl}`);
+  // The start line names each provider, live (with its base URL's host) or simulated: every one must be
+  // live on the bench's simulator, or the gateway would carry a simulator of its own in the measured process.
+  const host = new URL(simUrl).host;
+  for (const provider of PROVIDERS.map((p) => p.id)) {
+    if (!proc.output().includes(`${provider} live (${host})`)) throw new Error(`${label}: ${provider} is not live on ${simUrl}; start line:\n${proc.output()}`);
+  }
   const url = `http://127.0.0.1:${port}`;
   const res = await fetch(`${url}/admin/accounts`, {
     method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -141,4 +164,13 @@ export async function startPortkey(simUrl) {
   const version = JSON.parse(readFileSync(join(PORTKEY_DIR, 'node_modules/@portkey-ai/gateway/package.json'), 'utf8')).version;
   const nodeServer = JSON.parse(readFileSync(join(PORTKEY_DIR, 'node_modules/@hono/node-server/package.json'), 'utf8')).version;
   return { kind: 'portkey', label: `Portkey ${version}`, url: `http://127.0.0.1:${port}`, pid: proc.pid, simUrl, proc, version, nodeServer, rssStartMb: memoryOf(proc.pid).rssMb };
+}
+
+/** Starts the floor proxy (bench/floor-proxy.mjs): node:http and an undici pool in front of the simulator, nothing else. */
+export async function startFloor(simUrl) {
+  const port = await freePort();
+  const proc = await startProcess('floor proxy', [join(BENCH_DIR, 'floor-proxy.mjs')], {
+    env: cleanEnv({ FLOOR_UPSTREAM: simUrl, FLOOR_PORT: String(port) }), ready: /floor proxy listening/,
+  });
+  return { kind: 'floor', label: 'Floor proxy (node:http + undici)', url: `http://127.0.0.1:${port}`, pid: proc.pid, proc, rssStartMb: memoryOf(proc.pid).rssMb };
 }

@@ -3,6 +3,7 @@
  * safe to show (never a key, a token or a stack). Ledger, validation and body-parser errors are mapped
  * here so the admin plugin has one error path.
  */
+import { DependencyUnavailableError } from '../errors.js';
 import { LedgerError } from '../ledger/ledger.js';
 import { sqlState } from '../store/db.js';
 
@@ -14,6 +15,7 @@ export const ADMIN_ERRORS = {
   not_found: { status: 404, type: 'not_found_error' },
   already_refunded: { status: 409, type: 'invalid_request_error' },
   internal_error: { status: 500, type: 'server_error' },
+  store_unavailable: { status: 503, type: 'server_error' },
 } as const;
 
 /** One of the codes in ADMIN_ERRORS. */
@@ -66,6 +68,7 @@ function paramOf(item: ValidationItem | undefined): string | null {
 export function toAdminError(error: unknown): AdminError {
   if (error instanceof AdminError) return error;
   if (error instanceof LedgerError) return new AdminError(error.code, error.message);
+  if (error instanceof DependencyUnavailableError) return new AdminError('store_unavailable', 'The gateway cannot reach its store right now. Retry shortly.');
   const e = (error ?? {}) as FastifyLikeError;
   if (Array.isArray(e.validation)) {
     return new AdminError('invalid_request', String(e.message ?? 'invalid request'), paramOf(e.validation[0]));

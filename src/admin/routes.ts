@@ -37,7 +37,12 @@ const topupBody = {
 
 const usageQuery = {
   type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1 }, after: { type: 'string', minLength: 1, maxLength: 200 } },
+  properties: {
+    limit: { type: 'integer', minimum: 1 },
+    after: { type: 'string', minLength: 1, maxLength: 200 },
+    // A key id as the keys API returns it; a key of another account, or none, lists nothing.
+    key_id: { type: 'string', minLength: 1, maxLength: 200 },
+  },
   additionalProperties: false,
 } as const;
 
@@ -137,14 +142,15 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       },
     );
 
-    scope.get<{ Params: { id: string }; Querystring: { limit?: number; after?: string } }>(
+    scope.get<{ Params: { id: string }; Querystring: { limit?: number; after?: string; key_id?: string } }>(
       '/accounts/:id/usage',
       { schema: { params: paramsSchema('id'), querystring: usageQuery } },
       async (req) => {
         if (!(await ledger.getAccount(req.params.id))) {
           throw new AdminError('not_found', `account ${req.params.id} not found`);
         }
-        const page = await ledger.listUsage(req.params.id, { limit: req.query.limit, after: req.query.after });
+        const { limit, after, key_id: keyId } = req.query;
+        const page = await ledger.listUsage(req.params.id, { limit, after, keyId });
         return { data: page.data.map(usageJson), next: page.next };
       },
     );

@@ -17,10 +17,11 @@ export function accountJson(a: AccountView) {
   };
 }
 
-/** A usage (or refund) row. `quantity` is a JSON number. */
+/** A usage (or refund) row. `quantity` is a JSON number; `key_id` is null when no key spent it. */
 export function usageJson(r: UsageRow) {
   return {
     id: r.id,
+    key_id: r.keyId,
     request_id: r.requestId,
     model: r.model,
     kind: r.kind,

@@ -32,3 +32,11 @@ export function holdAmount(inputEstimate: number, maxOutput: number, marginPerce
   const per = offering.billing.per;
   return (exact + per - 1n) / per;
 }
+
+/**
+ * The price of one `per` of the offering's unit. A token-priced offering metered as a plain quantity
+ * (input tokens only: embeddings, spec 1) is priced at its input rate.
+ */
+export function unitPrice(offering: CompiledOffering): bigint {
+  return offering.billing.unit === 'token' ? offering.billing.prices.input : offering.billing.price;
+}

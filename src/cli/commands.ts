@@ -1,32 +1,13 @@
 /** The CLI commands: each maps to one admin API call (usage --all follows pages) and prints the answer. */
-import type { AdminClient } from './http.js';
+import type { Command, CommandContext } from './command.js';
 import { LIMIT_COMMANDS } from './limits.js';
 import { cell, keyValues, table } from './print.js';
 
-/** Where a command writes; `out` and `err` get whole chunks ending in a newline. */
-export interface CliIo {
-  out(s: string): void;
-  err(s: string): void;
-}
-
-/** What a command runs with. */
-export interface CommandContext {
-  client: AdminClient;
-  io: CliIo;
-  json: boolean;
-}
-
-/** A command: its words, positional argument names, allowed flags, and body. Returns the exit code. */
-export interface Command {
-  words: string[];
-  args: string[];
-  flags: string[];
-  summary: string;
-  run(ctx: CommandContext, args: string[], flags: Map<string, string | true>): Promise<number>;
-}
+export type { CliIo, Command, CommandContext } from './command.js';
 
 interface UsageRowJson {
   id: string;
+  key_id: string | null;
   request_id: string;
   model: string;
   kind: string;
@@ -59,6 +40,7 @@ function flagValue(flags: Map<string, string | true>, name: string): string | un
 
 async function usage(ctx: CommandContext, args: string[], flags: Map<string, string | true>): Promise<number> {
   const limit = flagValue(flags, '--limit');
+  const key = flagValue(flags, '--key');
   let after = flagValue(flags, '--after');
   const all = flags.has('--all');
   const rows: UsageRowJson[] = [];
@@ -66,6 +48,7 @@ async function usage(ctx: CommandContext, args: string[], flags: Map<string, str
   do {
     const query = new URLSearchParams();
     if (limit !== undefined) query.set('limit', limit);
+    if (key !== undefined) query.set('key_id', key);
     if (after !== undefined) query.set('after', after);
     const qs = query.size ? `?${query}` : '';
     const page: UsagePage = await ctx.client.call('GET', `/admin/accounts/${seg(args[0]!)}/usage${qs}`);
@@ -75,11 +58,11 @@ async function usage(ctx: CommandContext, args: string[], flags: Map<string, str
   } while (all && next !== null);
   return show(ctx, { data: rows, next }, () => {
     if (!rows.length) return 'no usage rows\n';
-    const header = ['ID', 'CREATED_AT', 'REQUEST_ID', 'MODEL', 'KIND', 'QUANTITY', 'UNIT', 'AMOUNT_USD', 'REFUND_OF'];
+    const header = ['ID', 'CREATED_AT', 'KEY_ID', 'REQUEST_ID', 'MODEL', 'KIND', 'QUANTITY', 'UNIT', 'AMOUNT_USD', 'REFUND_OF'];
     const body = rows.map((r) => [
-      r.id, r.created_at, r.request_id, r.model, r.kind, String(r.quantity), r.unit, r.amount_usd, cell(r.refund_of),
+      r.id, r.created_at, cell(r.key_id), r.request_id, r.model, r.kind, String(r.quantity), r.unit, r.amount_usd, cell(r.refund_of),
     ]);
-    const more = next ? `more rows: --after ${next} (or --all)\n` : '';
+    const more = next ? `more rows: ${key === undefined ? '' : `--key ${key} `}--after ${next} (or --all)\n` : '';
     return table(header, body) + more;
   });
 }
@@ -154,8 +137,8 @@ export const COMMANDS: Command[] = [
   },
   ...LIMIT_COMMANDS,
   {
-    words: ['usage'], args: ['ACCOUNT_ID'], flags: ['--limit', '--after', '--all'],
-    summary: 'list usage rows, newest first (--all follows every page)', run: usage,
+    words: ['usage'], args: ['ACCOUNT_ID'], flags: ['--limit', '--after', '--key', '--all'],
+    summary: 'list usage rows, newest first (--key: one key\'s only; --all follows every page)', run: usage,
   },
   {
     words: ['refund'], args: ['ROW_ID'], flags: [], summary: 'refund one usage row (once)',

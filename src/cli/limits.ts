@@ -2,7 +2,7 @@
  * `gateway account limits ID` and `gateway key limits ID`: PATCH an account's or a key's rate
  * limits (--rpm, --tpm, --concurrency: a number, or `none` for unlimited; --clear removes the override).
  */
-import type { Command, CommandContext } from './commands.js';
+import type { Command, CommandContext } from './command.js';
 import { keyValues } from './print.js';
 
 const FLAGS: Array<[string, string]> = [['--rpm', 'requests_per_minute'], ['--tpm', 'tokens_per_minute'], ['--concurrency', 'concurrent_requests']];

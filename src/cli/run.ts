@@ -10,14 +10,16 @@ export type { CliIo } from './commands.js';
 /** Default admin server. */
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
-const VALUE_FLAGS = new Set(['--balance', '--credit-limit', '--limit', '--after', '--rpm', '--tpm', '--concurrency']);
+const VALUE_FLAGS = new Set(['--balance', '--credit-limit', '--limit', '--after', '--key', '--rpm', '--tpm', '--concurrency']);
+/** What the usage text shows after a value flag (anything else: USD). */
+const PLACEHOLDERS: Record<string, string> = { '--limit': 'N', '--after': 'ROW_ID', '--key': 'KEY_ID' };
 const GLOBAL_FLAGS = new Set(['--json', '--help', '-h']);
 const BOOL_FLAGS = new Set([...GLOBAL_FLAGS, '--all', '--clear']);
 
 /** The usage text. */
 export function usageText(): string {
   const lines = COMMANDS.map((c) => {
-    const flags = c.flags.map((f) => (VALUE_FLAGS.has(f) ? `[${f} ${f === '--limit' ? 'N' : f === '--after' ? 'ROW_ID' : 'USD'}]` : `[${f}]`));
+    const flags = c.flags.map((f) => (VALUE_FLAGS.has(f) ? `[${f} ${PLACEHOLDERS[f] ?? 'USD'}]` : `[${f}]`));
     return [`gateway ${[...c.words, ...c.args, ...flags].join(' ')}`, c.summary];
   });
   lines.push(['gateway help | --help', 'show this text']);

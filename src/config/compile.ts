@@ -6,12 +6,20 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ProviderManifest } from '../generated/manifest-types.js';
-import { parseUsd } from '../money.js';
-import { hasTranslator } from '../translate/registry.js';
+import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
+import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
+import { formatIds, findClientFormat } from '../formats/index.js';
+import type { ClientFormat } from '../formats/types.js';
+import { attachMeters, compileMeters } from '../meters/index.js';
+import { manifestPointer } from '../meters/pointer.js';
+import { checkMeters, checkPathParams, checkTranslators, chooseDefaultModels } from './checks.js';
 import { ManifestError } from './errors.js';
 import type { RawGateway } from './load.js';
+import type { Limits } from '../limits/types.js';
+import { compileOfferings, compileProvider, needsSimulator, envLocation } from './providers.js';
 import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, GatewaySettings } from './types.js';
+
+export { envLocation, needsSimulator } from './providers.js';
 
 /** What compile needs from outside the manifests. */
 export interface CompileContext { env: NodeJS.ProcessEnv; simulatorUrl: string | null; }
@@ -24,6 +32,12 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   return value;
 }
 
+/** The account defaults of `limits:` (its other keys configure the limiter, not an account). */
+function limitsOf(raw: RawGateway['config']['limits']): Limits {
+  const { on_backend_error: _policy, ...limits } = raw ?? {};
+  return limits;
+}
+
 function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
   const c = raw.config;
   return {
@@ -33,67 +47,33 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     dataDir: env.GATEWAY_DATA_DIR || (c.store?.data_dir ? join(raw.root, c.store.data_dir) : join(raw.root, '.gateway')),
     holdTtlMs: intFromEnv(env, 'GATEWAY_HOLD_TTL_SECONDS', c.billing?.hold_ttl_seconds ?? 900) * 1000,
     sweepIntervalMs: intFromEnv(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', c.billing?.sweep_interval_seconds ?? 30) * 1000,
+    checkpointMs: intFromEnv(env, 'GATEWAY_CHECKPOINT_SECONDS', c.billing?.checkpoint_seconds ?? 5) * 1000,
     inputMarginPercent: BigInt(c.billing?.input_estimate_margin_percent ?? 10),
     simulatorPort: intFromEnv(env, 'SIM_PORT', c.simulator?.port ?? 0),
-    limits: { ...(c.limits ?? {}) },
+    limits: limitsOf(c.limits),
+    limiterPolicy: c.limits?.on_backend_error ?? 'fail_closed',
   };
 }
 
-/** The env variable named by an `env:NAME` location. */
-export function envLocation(location: string): string {
-  return location.slice('env:'.length);
+/** A route's multipart declaration, with the defaults of spec 8's unstated limits. */
+function multipartOf(manifest: RouteManifest): MultipartSpec | null {
+  const body = manifest.body;
+  if (body?.type !== 'multipart') return null;
+  const files = Object.fromEntries(Object.entries(body.files ?? {}).map(([name, f]) => [name, { maxBytes: f.max_bytes, mime: f.mime ? new Set(f.mime) : null, min: f.min ?? 0, max: f.max ?? 1 }]));
+  return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536 };
 }
 
-/** True when the provider has no credential and will be served by the simulator. */
-export function needsSimulator(manifest: ProviderManifest, env: NodeJS.ProcessEnv): boolean {
-  return !env[envLocation(manifest.auth.key)] && manifest.simulator_when_keyless !== false;
-}
-
-function compileProvider(file: string, m: ProviderManifest, ctx: CompileContext): CompiledProvider {
-  const apiKey = ctx.env[envLocation(m.auth.key)] || null;
-  const simulated = needsSimulator(m, ctx.env);
-  let baseUrl = ctx.env[m.base_url.env] || m.base_url.default;
-  if (simulated) {
-    if (!ctx.simulatorUrl) throw new ManifestError(file, '/auth/key', `${m.auth.key} is not set and no simulator is running`);
-    // The simulator serves every format under the vendor's own path prefix (e.g. /v1).
-    baseUrl = ctx.simulatorUrl + new URL(m.base_url.default).pathname.replace(/\/$/, '');
-  }
-  return {
-    id: m.id, baseUrl: baseUrl.replace(/\/$/, ''), apiKey, authScheme: m.auth.scheme, simulated, headers: { ...(m.headers ?? {}) },
-    timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
-    operations: m.operations,
-  };
-}
-
-function priceOf(file: string, path: string, text: string | undefined): bigint {
-  if (text === undefined) return -1n;
-  try { return parseUsd(text); } catch (error) { throw new ManifestError(file, path, (error as Error).message); }
-}
-
-function compileOfferings(file: string, m: ProviderManifest): CompiledOffering[] {
-  return m.offerings.map((o, index) => {
-    const at = `/offerings/${index}/billing`;
-    const input = priceOf(file, `${at}/prices/input`, o.billing.prices.input);
-    const tools: Record<string, bigint> = {};
-    for (const [name, text] of Object.entries(o.billing.tools ?? {})) tools[name] = priceOf(file, `${at}/tools/${name}`, text);
-    const cached = priceOf(file, `${at}/prices/cached_input`, o.billing.prices.cached_input);
-    const write = priceOf(file, `${at}/prices/cache_write`, o.billing.prices.cache_write);
-    return {
-      id: o.id, upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
-      availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true, created: o.created ?? 0,
-      maxOutputTokens: o.max_output_tokens ?? 4096,
-      billing: {
-        unit: o.billing.unit, per: BigInt(o.billing.per),
-        // A missing cached or cache-write price means those tokens cost the plain input price.
-        prices: { input, output: priceOf(file, `${at}/prices/output`, o.billing.prices.output), cachedInput: cached < 0n ? input : cached, cacheWrite: write < 0n ? input : write },
-        priceText: { ...o.billing.prices }, tools, toolText: { ...(o.billing.tools ?? {}) },
-      },
-    };
-  });
+/** The client format a route names; an unknown one stops the boot (it would answer every request with a 500). */
+function knownFormat(file: string, id: string): ClientFormat {
+  const format = findClientFormat(id);
+  if (!format) throw new ManifestError(file, '/format', `unknown client format "${id}" (known: ${formatIds().join(', ')})`);
+  return format;
 }
 
 async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promise<CompiledRoute[]> {
   const ajv = new Ajv2020({ strict: false, allErrors: false });
+  // Multipart fields arrive as text: their schema coerces them ("2" to 2, one value to a list).
+  const coercing = new Ajv2020({ strict: false, allErrors: false, coerceTypes: 'array' });
   const seen = new Map<string, string>();
   const routes: CompiledRoute[] = [];
   for (const { file, manifest } of raw.routes) {
@@ -101,6 +81,9 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
     if (seen.has(key)) throw new ManifestError(file, '/path', `${key} is already served by ${seen.get(key)}`);
     seen.set(key, file);
     if (manifest.handler === 'proxy' && !manifest.upstreams) throw new ManifestError(file, '/upstreams', 'a proxy route must list its upstream operations');
+    const format = knownFormat(file, manifest.format);
+    const billable = manifest.billable ?? manifest.handler === 'proxy';
+    if (billable && manifest.handler === 'proxy' && !manifest.meter) throw new ManifestError(file, '/meter', 'a billable route must declare what it meters (`billable: false` for a free one)');
     for (const schema of Object.values(manifest.schemas ?? {})) {
       if (wire.has(schema)) continue;
       try { wire.set(schema, JSON.parse(await readFile(join(raw.root, 'schemas', schema), 'utf8'))); }
@@ -109,33 +92,25 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
     let validateRequest = null;
     const requestSchema = manifest.schemas?.request;
     if (requestSchema) {
-      try { validateRequest = ajv.compile({ ...wire.get(requestSchema)!, $id: undefined }); }
+      try { validateRequest = (manifest.body?.type === 'multipart' ? coercing : ajv).compile({ ...wire.get(requestSchema)!, $id: undefined }); }
       catch (error) { throw new ManifestError(file, '/schemas/request', `schema does not compile: ${(error as Error).message}`); }
     }
-    routes.push({
+    const route: CompiledRoute = {
       manifest, file, validateRequest,
-      streamPointer: manifest.stream ? manifest.stream.when.split('/').slice(1) : null,
-      serviceTypes: new Set(manifest.service_types ?? []), billable: manifest.billable ?? manifest.handler === 'proxy',
-      upstreams: (manifest.upstreams ?? []).map((u) => ({ operation: u.operation, when: { nativeResponses: u.when?.native_responses }, params: u.params ?? {} })),
+      streamPointer: manifest.stream ? manifestPointer(file, '/stream/when', manifest.stream.when) : null,
+      serviceTypes: new Set(manifest.service_types ?? []), billable,
+      upstreams: (manifest.upstreams ?? []).map((u, i) => ({
+        operation: u.operation, when: { nativeResponses: u.when?.native_responses }, params: u.params ?? {},
+        pathParams: Object.fromEntries(Object.entries(u.path_params ?? {}).map(([name, pointer]) => [name, manifestPointer(file, `/upstreams/${i}/path_params/${name}`, pointer)])),
+      })),
       requiredHeaders: (manifest.require_headers ?? []).map((h) => ({ name: h.name, aliases: h.aliases ?? [], values: new Set(h.values) })),
-    });
+      defaultModel: null,
+      multipart: multipartOf(manifest),
+    };
+    attachMeters(route, compileMeters(manifest, format, file));
+    routes.push(route);
   }
   return routes;
-}
-
-/** Every translation a route can need must exist: checked at boot and at codegen, never per request. */
-function checkTranslators(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
-  for (const route of routes) {
-    route.upstreams.forEach((upstream, index) => {
-      const served = providers.filter((p) => p.manifest.operations[upstream.operation]);
-      for (const { manifest } of served) {
-        const format = manifest.operations[upstream.operation]!.format;
-        if (!hasTranslator(route.manifest.format, format)) {
-          throw new ManifestError(route.file, `/upstreams/${index}`, `no translator ${route.manifest.format}--${format} for operation "${upstream.operation}" of provider ${manifest.id}`);
-        }
-      }
-    });
-  }
 }
 
 /** Compiles validated manifests; throws ManifestError on any cross-file inconsistency. */
@@ -143,6 +118,7 @@ export async function compileGateway(raw: RawGateway, ctx: CompileContext): Prom
   const wire = new Map<string, object>();
   const routes = await compileRoutes(raw, wire);
   checkTranslators(routes, raw.providers);
+  checkPathParams(routes, raw.providers);
   const providers = new Map<string, CompiledProvider>();
   const offerings = new Map<string, CompiledOffering>();
   for (const { file, manifest } of raw.providers) {
@@ -153,5 +129,7 @@ export async function compileGateway(raw: RawGateway, ctx: CompileContext): Prom
       offerings.set(offering.id, offering);
     }
   }
+  checkMeters(routes, offerings, providers);
+  chooseDefaultModels(routes, offerings, providers);
   return { root: raw.root, loadedAt: new Date(), settings: settingsOf(raw, ctx.env), routes, providers, offerings, wireSchemas: wire };
 }

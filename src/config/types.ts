@@ -2,7 +2,8 @@
 import type { ValidateFunction } from 'ajv';
 import type { RouteManifest, ServiceType } from '../generated/manifest-types.js';
 import type { Limits } from '../limits/types.js';
-import type { ParamPolicy } from '../translate/types.js';
+import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
+import type { ParamPolicy } from './param-policy.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
 export interface TokenPrices { input: bigint; output: bigint; cachedInput: bigint; cacheWrite: bigint; }
@@ -18,21 +19,55 @@ export interface CompiledOffering {
   /** Responses-passthrough (spec 4.2): served natively by a responses operation. */
   nativeResponses: boolean;
   created: number;
+  /** Output tokens the model can produce: the cap a client's max output may not exceed. */
   maxOutputTokens: number;
-  billing: { unit: 'token'; per: bigint; prices: TokenPrices; priceText: Record<string, string>; tools: Record<string, bigint>; toolText: Record<string, string> };
+  /** Input plus output tokens the model can attend to (token-billed offerings; shown in the catalogue). */
+  contextWindow: number;
+  /**
+   * Prices in nano-USD per `per` units. Token offerings use `prices` (and `tools`); every other unit
+   * one `price` (spec 1). The other side is zero, never read.
+   */
+  billing: { unit: BillingUnit; per: bigint; prices: TokenPrices; price: bigint; priceText: Record<string, string>; tools: Record<string, bigint>; toolText: Record<string, string> };
 }
+
+/** A billing unit of the catalogue (spec 1); routes meter the units they serve. */
+export type BillingUnit = 'token' | 'character' | 'text_record' | 'search' | 'record' | 'page' | 'feature' | 'second' | 'image' | 'megapixel' | 'minute';
 
 /** One upstream, with its location and credential resolved from the environment. */
 export interface CompiledProvider {
   id: string;
   baseUrl: string;
   apiKey: string | null;
-  authScheme: 'bearer' | 'x-api-key';
+  /** The credential's header, and the text before the key in it (`Authorization: Bearer <key>`). */
+  auth: { header: string; prefix: string };
   simulated: boolean;
   /** Static headers sent on every upstream request. */
   headers: Readonly<Record<string, string>>;
   timeouts: { connectMs: number; headersMs: number; idleMs: number };
-  operations: Record<string, { method: 'GET' | 'POST'; path: string; format: string }>;
+  operations: Record<string, CompiledOperation>;
+}
+
+/** One upstream operation: where it is, and the wire format its translator speaks. */
+export interface CompiledOperation {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  format: string;
+  /** Static query parameters (the vendor's api-version), already encoded: `?api-version=3.0`, or ''. */
+  query: string;
+  /** The answer is a job to poll to completion inside the request; null for a direct answer. */
+  poll: CompiledPoll | null;
+  /** A binary answer (bytes, not JSON) and its largest size; null for JSON. */
+  binary: { maxBytes: number } | null;
+}
+
+/** How to poll an operation's job (provider manifest `poll`). */
+export interface CompiledPoll {
+  locationHeader: string;
+  statusPointer: readonly string[];
+  succeeded: ReadonlySet<string>;
+  failed: ReadonlySet<string>;
+  intervalMs: number;
+  deadlineMs: number;
 }
 
 /** One operation a proxy route may call, with its translation's parameter policies. */
@@ -40,6 +75,8 @@ export interface RouteUpstream {
   operation: string;
   when: { nativeResponses?: boolean };
   params: Readonly<Record<string, ParamPolicy>>;
+  /** Each `{name}` of the operation's path, from a JSON Pointer into the client request. */
+  pathParams: Readonly<Record<string, readonly string[]>>;
 }
 
 /** A header the client must send, under its name or an alias, with one of the accepted values. */
@@ -50,11 +87,15 @@ export interface CompiledRoute {
   manifest: RouteManifest;
   file: string;
   validateRequest: ValidateFunction | null;
-  streamPointer: string[] | null;
+  streamPointer: readonly string[] | null;
   serviceTypes: ReadonlySet<ServiceType>;
   billable: boolean;
   upstreams: RouteUpstream[];
   requiredHeaders: RequiredHeader[];
+  /** `model` may be omitted (spec 4.9-4.12): then this offering serves the request. */
+  defaultModel: string | null;
+  /** A multipart body's declared parts and limits; null for a JSON body. */
+  multipart: MultipartSpec | null;
 }
 
 /** Server-level settings after environment overrides. */
@@ -65,10 +106,14 @@ export interface GatewaySettings {
   dataDir: string;
   holdTtlMs: number;
   sweepIntervalMs: number;
+  /** How often a running stream checkpoints its delivered usage on its hold (issue 8 item 5). */
+  checkpointMs: number;
   inputMarginPercent: bigint;
   simulatorPort: number;
   /** Default limits of every account. */
   limits: Limits;
+  /** What admission does while the shared limiter backend is down (issue 8 item 2). */
+  limiterPolicy: 'fail_closed' | 'fail_open';
 }
 
 /** Everything compiled from one set of manifests. */

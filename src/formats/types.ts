@@ -1,4 +1,4 @@
-/** A client wire format: how errors and streams look to that client, and how to size a request. */
+/** A client wire format: how errors and streams look to that client, and how to size a request in tokens. */
 import type { GatewayError } from '../errors.js';
 
 /** One client format (src/formats/<id>/). */
@@ -10,10 +10,18 @@ export interface ClientFormat {
   streamErrorFrame(error: GatewayError): string;
   /** The frame that ends a successful stream, if the format has one. */
   streamDoneFrame: string | null;
+  /** How a request of this format is sized in tokens; null for formats no token meter serves. */
+  tokens: TokenReader | null;
+}
+
+/** How the token meter reads a request of one format (src/meters/token-meter.ts). */
+export interface TokenReader {
   /** Tokenizer estimate of the request's input tokens (reservation, and billing when usage is missing). */
   estimateInputTokens(body: Record<string, unknown>): number;
   /** The output cap the client asked for, or null. */
   requestedMaxOutput(body: Record<string, unknown>): number | null;
+  /** The client's own name for its output cap in this body (in errors' `param` and messages). */
+  maxOutputParam(body: Record<string, unknown>): string;
   /** Billable built-in tools the request enables, with the most calls each can make (for the reservation). */
   billableTools(body: Record<string, unknown>): Record<string, number>;
 }

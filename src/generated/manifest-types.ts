@@ -29,6 +29,10 @@ export interface GatewayConfigManifest {
     hold_ttl_seconds?: number;
     sweep_interval_seconds?: number;
     /**
+     * How often a running stream records the usage it has delivered on its hold (at most a third of the hold lifetime); after a crash the sweeper bills what was recorded. Default 5.
+     */
+    checkpoint_seconds?: number;
+    /**
      * Extra percent reserved over the tokenizer's input estimate.
      */
     input_estimate_margin_percent?: number;
@@ -65,6 +69,10 @@ export interface GatewayConfigManifest {
      * Requests in flight at once.
      */
     concurrent_requests?: number | null;
+    /**
+     * When the shared limiter backend (Redis) cannot be reached: fail_closed (default) answers 503 limiter_unavailable with Retry-After, nothing reserved or charged; fail_open admits on this process's in-memory limits, with a warning and the gateway_limiter_fallback_total metric.
+     */
+    on_backend_error?: 'fail_closed' | 'fail_open';
   };
 }
 
@@ -126,8 +134,28 @@ export interface RouteManifest {
     | 'OCR'
     | 'DOCUMENT'
   )[];
+  /**
+   * What the route bills, keyed by billing unit: an offering is billed by the entry of its own unit (spec 1). Absent on free routes.
+   */
   meter?: {
-    unit: 'tokens' | 'none';
+    [k: string]: {
+      source: QuantitySource;
+      reserve?: QuantitySource1;
+      /**
+       * How a fractional quantity becomes a whole one (default ceil).
+       */
+      round?: 'ceil' | 'floor' | 'half_up';
+      headers?: {
+        /**
+         * Response header carrying the settled quantity.
+         */
+        quantity?: string;
+        /**
+         * Response header carrying the settled charge in USD.
+         */
+        cost?: string;
+      };
+    };
   };
   /**
    * false: free route (no reservation, works at zero balance).
@@ -163,6 +191,12 @@ export interface RouteManifest {
         };
       };
     };
+    /**
+     * Where each {name} of the operation's path comes from: a JSON Pointer into the client request (its string value, URL-encoded).
+     */
+    path_params?: {
+      [k: string]: string;
+    };
   }[];
   /**
    * Headers the client must send (e.g. a vendor version header).
@@ -175,6 +209,130 @@ export interface RouteManifest {
      */
     values: string[];
   }[];
+  model?: {
+    /**
+     * false: a request without `model` uses the default offering.
+     */
+    required?: boolean;
+    /**
+     * The default offering's id; absent: the cheapest available offering of the route's service types.
+     */
+    default?: string;
+  };
+  /**
+   * The request body: JSON (default) or multipart/form-data, with explicit limits per part (spec 8).
+   */
+  body?: {
+    type: 'json' | 'multipart';
+    /**
+     * File parts by field name (a client may suffix the name with []).
+     */
+    files?: {
+      [k: string]: {
+        max_bytes: number;
+        /**
+         * Accepted declared types; absent: any.
+         *
+         * @minItems 1
+         */
+        mime?: string[];
+        /**
+         * Parts required (default 0).
+         */
+        min?: number;
+        /**
+         * Most parts of this name (default 1).
+         */
+        max?: number;
+      };
+    };
+    /**
+     * Most text fields (default 64).
+     */
+    max_fields?: number;
+    /**
+     * Largest text field (default 65536).
+     */
+    field_max_bytes?: number;
+  };
+}
+/**
+ * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
+ */
+export interface QuantitySource {
+  /**
+   * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
+   */
+  translator?: string;
+  /**
+   * JSON Pointer into the upstream answer.
+   */
+  upstream?: string;
+  /**
+   * An upstream response header holding a number.
+   */
+  header?: string;
+  /**
+   * JSON Pointer into the client request.
+   */
+  request?: string;
+  /**
+   * The same quantity for every call.
+   */
+  constant?: number;
+  /**
+   * A named local counter (src/meters/counters).
+   */
+  counter?: string;
+  /**
+   * What the counter counts: JSON Pointers into the request, or `response:/...` into the client answer.
+   *
+   * @minItems 1
+   */
+  of?: string[];
+  /**
+   * Multiplies the quantity: a number, or a JSON Pointer into the request whose array length (1 for a single value) it is multiplied by (e.g. the target languages of a translation).
+   */
+  times?: number | string;
+}
+/**
+ * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
+ */
+export interface QuantitySource1 {
+  /**
+   * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
+   */
+  translator?: string;
+  /**
+   * JSON Pointer into the upstream answer.
+   */
+  upstream?: string;
+  /**
+   * An upstream response header holding a number.
+   */
+  header?: string;
+  /**
+   * JSON Pointer into the client request.
+   */
+  request?: string;
+  /**
+   * The same quantity for every call.
+   */
+  constant?: number;
+  /**
+   * A named local counter (src/meters/counters).
+   */
+  counter?: string;
+  /**
+   * What the counter counts: JSON Pointers into the request, or `response:/...` into the client answer.
+   *
+   * @minItems 1
+   */
+  of?: string[];
+  /**
+   * Multiplies the quantity: a number, or a JSON Pointer into the request whose array length (1 for a single value) it is multiplied by (e.g. the target languages of a translation).
+   */
+  times?: number | string;
 }
 
 export type EnvName = string;
@@ -205,14 +363,28 @@ export interface ProviderManifest {
   id: string;
   base_url: {
     env: EnvName;
-    default: string;
+    /**
+     * The vendor URL; absent for per-customer resources (an Azure endpoint): then the env variable must be set whenever the key is.
+     */
+    default?: string;
   };
   auth: {
-    scheme: 'bearer' | 'x-api-key';
+    /**
+     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`.
+     */
+    scheme: 'bearer' | 'x-api-key' | 'header';
     /**
      * Where the credential is; never the value.
      */
     key: string;
+    /**
+     * Header name for scheme header (e.g. Ocp-Apim-Subscription-Key, xi-api-key, x-key).
+     */
+    header?: string;
+    /**
+     * Text before the key in the header (e.g. 'Token ').
+     */
+    prefix?: string;
   };
   /**
    * Serve from the built-in simulator when the key is absent (default true).
@@ -225,12 +397,64 @@ export interface ProviderManifest {
   };
   operations: {
     [k: string]: {
-      method: 'GET' | 'POST';
+      method: 'GET' | 'POST' | 'DELETE';
+      /**
+       * Path under the base URL; {name} is filled from the request (path parameters).
+       */
       path: string;
       /**
        * Wire format of this operation: picks the translator <route format>--<this format>.
        */
       format: string;
+      /**
+       * Static query parameters (e.g. the vendor's api-version).
+       */
+      query?: {
+        [k: string]: string;
+      };
+      /**
+       * The operation answers with a job to poll (202 and a location header): the gateway polls it inside the request until it succeeds or fails, or the deadline passes (then 504, nothing charged).
+       */
+      poll?: {
+        /**
+         * Header of the first answer holding the job's URL (same origin as the base URL).
+         */
+        location_header: string;
+        /**
+         * JSON Pointer to the job's status in each poll answer.
+         */
+        status_pointer: string;
+        /**
+         * Statuses after which the poll answer is the result.
+         *
+         * @minItems 1
+         */
+        succeeded: string[];
+        /**
+         * Statuses of a failed job (502, nothing charged).
+         *
+         * @minItems 1
+         */
+        failed: string[];
+        /**
+         * Pause between polls (default 500; a Retry-After header wins when longer).
+         */
+        interval_ms?: number;
+        /**
+         * Longest wait for the job (default 60000).
+         */
+        deadline_ms?: number;
+      };
+      /**
+       * What the operation answers: JSON (default) or bytes (an MP3, a DOCX, a PDF), read into a bounded buffer and sent once settled, with the cost headers.
+       */
+      answer?: {
+        type: 'json' | 'binary';
+        /**
+         * Largest binary answer (default 52428800); a larger one is a 502, not billed.
+         */
+        max_bytes?: number;
+      };
     };
   };
   offerings: Offering[];
@@ -239,6 +463,12 @@ export interface ProviderManifest {
    */
   headers?: {
     [k: string]: string;
+  };
+  /**
+   * Headers sent only when their env variable is set (e.g. Ocp-Apim-Subscription-Region: AZURE_TRANSLATOR_REGION).
+   */
+  env_headers?: {
+    [k: string]: EnvName;
   };
 }
 export interface Offering {
@@ -261,13 +491,31 @@ export interface Offering {
    */
   created?: number;
   /**
-   * Output cap used for the reservation when the client sets none.
+   * Most output tokens the model can produce: a larger client cap is refused (400); the reservation's cap when the client sets none.
    */
   max_output_tokens?: number;
+  /**
+   * Input plus output tokens the model can attend to, as published by the vendor; required for token-billed offerings.
+   */
+  context_window?: number;
   billing: {
-    unit: 'token';
+    /**
+     * The billed unit (spec 1); routes meter each unit they serve.
+     */
+    unit:
+      | 'token'
+      | 'character'
+      | 'text_record'
+      | 'search'
+      | 'record'
+      | 'page'
+      | 'feature'
+      | 'second'
+      | 'image'
+      | 'megapixel'
+      | 'minute';
     per: number;
-    prices: {
+    prices?: {
       input: Price;
       output: Price;
       cached_input?: Price;
@@ -279,6 +527,10 @@ export interface Offering {
     tools?: {
       [k: string]: Price;
     };
+    /**
+     * Decimal USD, at most 9 decimals.
+     */
+    price?: string;
   };
   /**
    * Served natively by the responses API (responses-passthrough); false: chat-only.

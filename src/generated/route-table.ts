@@ -22,7 +22,8 @@ export const ROUTE_TABLE = [
     "stages": [
       "auth",
       "validate",
-      "rate-limit",
+      "route",
+      "admission",
       "translate",
       "forward",
       "meter"
@@ -48,11 +49,88 @@ export const ROUTE_TABLE = [
     "stages": [
       "auth",
       "validate",
-      "rate-limit",
+      "route",
+      "admission",
       "translate",
       "forward"
     ],
     "file": "routes/count-tokens.yaml"
+  },
+  {
+    "id": "embeddings",
+    "method": "POST",
+    "path": "/v1/embeddings",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "embeddings",
+      "embed"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "EMBEDDING"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/embeddings.yaml"
+  },
+  {
+    "id": "language-analyze",
+    "method": "POST",
+    "path": "/v1/language/analyze",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "analyze"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "LANGUAGE"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/language-analyze.yaml"
+  },
+  {
+    "id": "language-summarize",
+    "method": "POST",
+    "path": "/v1/language/summarize",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "summarize"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "LANGUAGE"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/language-summarize.yaml"
   },
   {
     "id": "messages",
@@ -73,7 +151,8 @@ export const ROUTE_TABLE = [
     "stages": [
       "auth",
       "validate",
-      "rate-limit",
+      "route",
+      "admission",
       "translate",
       "forward",
       "meter"
@@ -117,6 +196,56 @@ export const ROUTE_TABLE = [
     "file": "routes/models.yaml"
   },
   {
+    "id": "moderations",
+    "method": "POST",
+    "path": "/v1/moderations",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "moderate-text"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "MODERATION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/moderations.yaml"
+  },
+  {
+    "id": "rerank",
+    "method": "POST",
+    "path": "/v1/rerank",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "rerank"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "RERANK"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/rerank.yaml"
+  },
+  {
     "id": "responses",
     "method": "POST",
     "path": "/v1/responses",
@@ -136,11 +265,37 @@ export const ROUTE_TABLE = [
     "stages": [
       "auth",
       "validate",
-      "rate-limit",
+      "route",
+      "admission",
       "translate",
       "forward",
       "meter"
     ],
     "file": "routes/responses.yaml"
+  },
+  {
+    "id": "translate",
+    "method": "POST",
+    "path": "/v1/translate",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "translate"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "TRANSLATION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/translate.yaml"
   }
 ] as const;

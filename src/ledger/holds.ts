@@ -1,9 +1,10 @@
 /**
  * Holds: reserve before the upstream call, then settle (charge actual usage), release (charge
  * nothing) or let the sweeper expire it. Exactly one of settle/release/sweep gives a hold's amount
- * back: the one that closes it. Every movement runs in the database functions of migration 003,
- * batched by group commit (one round trip and one commit for the calls that arrive together); lock
- * order is always hold rows by id, then account rows by id.
+ * back: the one that closes it. Every movement runs in the database functions of migration 003
+ * (ledger_settle as redefined by 004, which also stores each row's key_id), batched by group commit
+ * (one round trip and one commit for the calls that arrive together); lock order is always hold rows
+ * by id, then account rows by id.
  */
 import type { Db } from '../store/db.js';
 import { GroupCommit } from './group-commit.js';
@@ -29,11 +30,21 @@ type HoldResult = boolean | UsageRow[] | Error | undefined;
 /** A line of ledger_batch: the item's kind and position (1-based) in its list, and what became of it. */
 interface BatchLine { kind: 'settle' | 'reserve'; n: string | number; status: 'settled' | 'already_settled' | 'not_found' | 'reserved'; charged_at: Date | string; }
 
+/** One usage row as ledger_settle reads it (also the shape of a hold's delivered checkpoint). */
+function rowPayload(r: UsageRow): unknown {
+  return { id: r.id, request_id: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity.toString(), unit: r.unit, amount: r.amountNano.toString(), details: r.details, key_id: r.keyId };
+}
+
 function settlePayload(op: Extract<HoldOp, { kind: 'settle' }>): unknown {
-  return {
-    hold: op.input.holdId, account: op.input.accountId,
-    rows: op.rows.map((r) => ({ id: r.id, request_id: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity.toString(), unit: r.unit, amount: r.amountNano.toString(), details: r.details })),
-  };
+  return { hold: op.input.holdId, account: op.input.accountId, rows: op.rows.map(rowPayload) };
+}
+
+/** Checked rows ready to store: details with bigints as strings, a fresh time-sortable id each. */
+function storedRows(accountId: string, rows: UsageRowInput[]): UsageRow[] {
+  rows.forEach(checkCharge);
+  return rows.map((r) => ({
+    ...r, details: storedDetails(r.details), id: sortableId('use_'), accountId, keyId: r.keyId ?? null, refundOf: null, createdAt: new Date(0),
+  }));
 }
 
 /**
@@ -64,9 +75,12 @@ async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
   }));
 }
 
-/** Expires the given holds that are still open and still due; returns how many. */
+/**
+ * Closes the given holds that are still open and still due (migration 005): settled with their
+ * delivered checkpoint when they have one, else given back. Returns how many.
+ */
 async function expireHolds(db: Db, holdIds: string[]): Promise<number> {
-  const rows = await db.query<{ n: number }>("SELECT ledger_release($1::text[], 'expired') AS n", [holdIds]);
+  const rows = await db.query<{ n: number }>('SELECT ledger_expire($1::text[]) AS n', [holdIds]);
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -93,10 +107,7 @@ export class Holds {
    * and returns the rows of the first.
    */
   async settle(input: SettleInput): Promise<UsageRow[]> {
-    input.rows.forEach(checkCharge);
-    const rows: UsageRow[] = input.rows.map((r) => ({
-      ...r, details: storedDetails(r.details), id: sortableId('use_'), accountId: input.accountId, refundOf: null, createdAt: new Date(0),
-    }));
+    const rows = storedRows(input.accountId, input.rows);
     const result = await this.batches.submit({ kind: 'settle', input, rows });
     if (result instanceof Error) throw result;
     return result as UsageRow[];
@@ -120,10 +131,15 @@ export class Holds {
 
   /**
    * Pushes an open hold's expiry to `ttlMs` from now (a long stream stays reserved while it runs, so
-   * the sweeper never releases a request still in flight). A closed or unknown hold is left alone.
+   * the sweeper never releases a request still in flight) and, when given, records the usage rows of
+   * what has been delivered so far: the sweeper settles them if the process dies before the request's
+   * own settle (migration 005). A closed or unknown hold is left alone.
    */
-  async extend(holdId: string, ttlMs: number): Promise<boolean> {
-    const rows = await this.db.query(`UPDATE holds SET expires_at = now() + ($2::bigint * interval '1 millisecond') WHERE id = $1 AND closed_at IS NULL RETURNING id`, [holdId, ttlMs]);
+  async extend(holdId: string, ttlMs: number, delivered?: { accountId: string; rows: UsageRowInput[] }): Promise<boolean> {
+    const payload = delivered ? JSON.stringify(storedRows(delivered.accountId, delivered.rows).map(rowPayload)) : null;
+    const rows = await this.db.query(
+      `UPDATE holds SET expires_at = now() + ($2::bigint * interval '1 millisecond'), delivered = coalesce($3::jsonb, delivered)
+       WHERE id = $1 AND closed_at IS NULL RETURNING id`, [holdId, ttlMs, payload]);
     return rows.length > 0;
   }
 }

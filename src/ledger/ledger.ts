@@ -6,7 +6,9 @@
 import type { Limits } from '../limits/types.js';
 import type { Db, Queryable } from '../store/db.js';
 import { randomId } from './ids.js';
+import { DependencyUnavailableError } from '../errors.js';
 import { Holds } from './holds.js';
+import { ReleaseBacklog } from './release-backlog.js';
 import * as keys from './keys.js';
 import { reconcile } from './reconcile.js';
 import * as usage from './usage.js';
@@ -47,8 +49,11 @@ function isBig(value: unknown): value is bigint {
 export class Ledger {
   private readonly holds: Holds;
 
+  private readonly backlog: ReleaseBacklog;
+
   constructor(private readonly db: Db) {
     this.holds = new Holds(db);
+    this.backlog = new ReleaseBacklog((holdId) => this.holds.release(holdId));
   }
 
   /** Creates an account with an opening balance (default 0) and credit limit (default 0, >= 0). */
@@ -133,9 +138,12 @@ export class Ledger {
     return this.holds.settle(input);
   }
 
-  /** Keeps an open hold alive for another `ttlMs` (long streams); false if it is closed or unknown. */
-  extendHold(holdId: string, ttlMs: number): Promise<boolean> {
-    return this.holds.extend(holdId, ttlMs);
+  /**
+   * Keeps an open hold alive for another `ttlMs` (long streams) and records, when given, the usage of
+   * what was delivered so far (settled by the sweeper after a crash); false if it is closed or unknown.
+   */
+  extendHold(holdId: string, ttlMs: number, delivered?: { accountId: string; rows: UsageRowInput[] }): Promise<boolean> {
+    return this.holds.extend(holdId, ttlMs, delivered);
   }
 
   /** Closes an open hold and gives it back; no usage row. Idempotent. */
@@ -143,13 +151,31 @@ export class Ledger {
     return this.holds.release(holdId);
   }
 
-  /** Releases every open hold whose expires_at < now; returns how many. */
+  /**
+   * release(), except that while the store is unreachable the hold is kept in a backlog and released
+   * once it answers again, so the caller neither waits for the store nor fails (issue 8 item 3).
+   */
+  async releaseOrDefer(holdId: string): Promise<void> {
+    try {
+      await this.holds.release(holdId);
+    } catch (error) {
+      if (!(error instanceof DependencyUnavailableError)) throw error;
+      this.backlog.add(holdId);
+    }
+  }
+
+  /** Stops background work; the sweeper gives back whatever is left in the backlog. */
+  close(): void {
+    this.backlog.close();
+  }
+
+  /** Closes every open hold whose expires_at < now (settling its delivered checkpoint, if any); returns how many. */
   sweepExpiredHolds(): Promise<number> {
     return this.holds.sweepExpired();
   }
 
-  /** Newest first; `after` is the `next` of the previous page; limit default 50, max 500. */
-  listUsage(accountId: string, opts: { limit?: number; after?: string } = {}): Promise<{ data: UsageRow[]; next: string | null }> {
+  /** Newest first; `after` is the `next` of the previous page; limit default 50, max 500; `keyId` keeps one key's rows. */
+  listUsage(accountId: string, opts: { limit?: number; after?: string; keyId?: string } = {}): Promise<{ data: UsageRow[]; next: string | null }> {
     return usage.listUsage(this.db, accountId, opts);
   }
 

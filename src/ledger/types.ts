@@ -20,12 +20,21 @@ export interface UsageRowInput {
   unit: string;
   amountNano: bigint;
   details: Record<string, unknown>;
+  /**
+   * The API key that spent it (its id, as the keys API returns it); absent or null when the charge did
+   * not come through a key (the ledger called directly). Optional so that such callers need not say so.
+   */
+  keyId?: string | null;
 }
 
-/** A stored usage row (append-only). Refund rows have kind 'refund', a negative amount and refundOf. */
+/**
+ * A stored usage row (append-only). Refund rows have kind 'refund', a negative amount and refundOf,
+ * and the keyId of the row they refund. keyId is null for rows written before migration 004.
+ */
 export interface UsageRow extends UsageRowInput {
   id: string;
   accountId: string;
+  keyId: string | null;
   refundOf: string | null;
   createdAt: Date;
 }

@@ -6,11 +6,12 @@ import { LedgerError, toBig, type UsageRow, type UsageRowInput } from './types.j
 
 /** Columns selected for a UsageRow, in the order rowFrom expects. */
 export const USAGE_COLUMNS =
-  'id, account_id, request_id, model, kind, quantity, unit, amount_nano, details, refund_of, created_at';
+  'id, account_id, key_id, request_id, model, kind, quantity, unit, amount_nano, details, refund_of, created_at';
 
 interface DbUsageRow {
   id: string;
   account_id: string;
+  key_id: string | null;
   request_id: string;
   model: string;
   kind: string;
@@ -27,6 +28,7 @@ export function rowFrom(r: DbUsageRow): UsageRow {
   return {
     id: r.id,
     accountId: r.account_id,
+    keyId: r.key_id,
     requestId: r.request_id,
     model: r.model,
     kind: r.kind,
@@ -70,7 +72,10 @@ function storedValue(value: unknown): unknown {
   return converted.every(([, v], i) => v === entries[i]![1]) ? value : Object.fromEntries(converted);
 }
 
-/** Appends one row (bigints inside `details` are stored as strings); the caller moves the money in the same transaction. */
+/**
+ * Appends one row (bigints inside `details` are stored as strings, `keyId` absent is NULL); the caller
+ * moves the money in the same transaction.
+ */
 export async function insertUsageRow(
   q: Queryable,
   accountId: string,
@@ -79,8 +84,8 @@ export async function insertUsageRow(
   refundOf: string | null = null,
 ): Promise<UsageRow> {
   const rows = await q.query<DbUsageRow>(
-    `INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details, refund_of)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11) RETURNING ${USAGE_COLUMNS}`,
+    `INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details, refund_of, key_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12) RETURNING ${USAGE_COLUMNS}`,
     [
       sortableId('use_'),
       accountId,
@@ -93,6 +98,7 @@ export async function insertUsageRow(
       row.amountNano,
       JSON.stringify(storedDetails(row.details)),
       refundOf,
+      row.keyId ?? null,
     ],
   );
   return rowFrom(rows[0]!);
@@ -107,27 +113,37 @@ export async function rowsOfHold(q: Queryable, holdId: string): Promise<UsageRow
   return rows.map(rowFrom);
 }
 
-/** Newest first; `after` is the last id of the previous page; limit 1..500 (default 50, above 500 -> 500). */
+/**
+ * Newest first; `after` is the last id of the previous page; limit 1..500 (default 50, above 500 -> 500).
+ * `keyId` keeps only the rows spent by that key (and their refunds), over the index of migration 004.
+ */
 export async function listUsage(
   db: Db,
   accountId: string,
-  opts: { limit?: number; after?: string },
+  opts: { limit?: number; after?: string; keyId?: string },
 ): Promise<{ data: UsageRow[]; next: string | null }> {
   const requested = opts.limit ?? 50;
   if (!Number.isInteger(requested) || requested < 1) throw new RangeError('limit must be an integer >= 1');
   const limit = Math.min(requested, 500);
+  const params: unknown[] = [accountId, opts.after ?? null, limit + 1];
+  // The key condition is added to the text, not passed as "$4 IS NULL OR key_id = $4", so that the
+  // unfiltered listing's statement is the same as before and the filtered one plainly matches the index.
+  const byKey = opts.keyId === undefined ? '' : ` AND key_id = $${params.push(opts.keyId)}`;
   const rows = await db.query<DbUsageRow>(
     `SELECT ${USAGE_COLUMNS} FROM usage_rows
-     WHERE account_id = $1 AND ($2::text IS NULL OR id < $2::text)
+     WHERE account_id = $1 AND ($2::text IS NULL OR id < $2::text)${byKey}
      ORDER BY id DESC LIMIT $3`,
-    [accountId, opts.after ?? null, limit + 1],
+    params,
   );
   const data = rows.slice(0, limit).map(rowFrom);
   const next = rows.length > limit ? data[data.length - 1]!.id : null;
   return { data, next };
 }
 
-/** Appends the refund row for `rowId` and gives its amount back; at most once per row (unique index). */
+/**
+ * Appends the refund row for `rowId` and gives its amount back; at most once per row (unique index).
+ * The refund row keeps the original's keyId, so a key's listing shows its net spend.
+ */
 export async function refund(db: Db, rowId: string): Promise<UsageRow> {
   try {
     return await db.transaction(async (tx) => {

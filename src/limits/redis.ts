@@ -5,6 +5,8 @@
  */
 import { randomHex } from '../ledger/ids.js';
 import { Redis } from 'ioredis';
+import { DependencyUnavailableError } from '../errors.js';
+import { Availability, withoutCredentials } from '../observability/availability.js';
 import { LEASE_TTL_MS, plan, type Admission, type Limiter, type LimitScope, type Ticket } from './types.js';
 
 // KEYS: buckets..., leases...; ARGV: nBuckets, nLeases, leaseId, leaseTtlMs, then per bucket
@@ -53,11 +55,71 @@ end
 for j = nb + 1, #KEYS do redis.call('ZREM', KEYS[j], ARGV[2]) end
 return 0`;
 
-/** The Redis limiter. */
+/** How long calls made right after the start wait for the first connection (then the outage policy applies). */
+export const FIRST_CONNECT_MS = 3_000;
+
+/** How long one limiter call may take before the backend counts as unavailable. */
+const COMMAND_TIMEOUT_MS = 1_000;
+
+/**
+ * The Redis limiter. While Redis is unreachable every call fails at once (no offline queue, no
+ * per-command retries) with DependencyUnavailableError; the client reconnects in the background and
+ * `availability` reports the outage once when it starts and once when it ends (issue 8 item 2).
+ */
 export class RedisLimiter implements Limiter {
   private readonly redis: Redis;
-  constructor(url: string, private readonly prefix = 'gw:') {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  constructor(url: string, private readonly prefix = 'gw:', readonly availability = new Availability(withoutCredentials(url))) {
+    this.redis = new Redis(url, {
+      lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2_000, commandTimeout: COMMAND_TIMEOUT_MS,
+      retryStrategy: (attempt) => Math.min(100 * attempt, 2_000),
+    });
+    // ioredis prints a stack trace for every connection error that has no listener.
+    this.redis.on('error', (err: Error) => availability.down(err));
+    this.redis.on('ready', () => availability.ok());
+    this.firstConnection = this.connected(FIRST_CONNECT_MS);
+  }
+
+  /** Settles once the first connection is made or given up on (FIRST_CONNECT_MS); calls made before it wait for it. */
+  readonly firstConnection: Promise<boolean>;
+
+  /** One script call; a failure of the connection (not of the script) becomes DependencyUnavailableError. */
+  private async eval(script: string, keys: string[], args: Array<string | number>): Promise<unknown> {
+    if (this.redis.status !== 'ready') await this.firstConnection;
+    try {
+      const result = await this.redis.eval(script, keys.length, ...keys, ...args);
+      this.availability.ok();
+      return result;
+    } catch (err) {
+      if ((err as Error).name === 'ReplyError') throw err;
+      this.availability.down(err);
+      throw new DependencyUnavailableError('limiter', `limiter backend unavailable: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** Resolves once connected, or after `timeoutMs` (an unreachable Redis is then handled by the policy). */
+  private async connected(timeoutMs: number): Promise<boolean> {
+    if (this.redis.status === 'ready') return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (ready: boolean): void => { clearTimeout(timer); this.redis.off('ready', onReady); resolve(ready); };
+      const onReady = (): void => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.redis.once('ready', onReady);
+    });
+  }
+
+  /** Round trip to Redis (readiness). While disconnected, the connection's own error stays the reason shown. */
+  async ping(): Promise<void> {
+    if (this.redis.status !== 'ready') {
+      if (this.availability.isUp) this.availability.down(new Error(`not connected (${this.redis.status})`));
+      throw new Error('not connected');
+    }
+    try {
+      await this.redis.ping();
+      this.availability.ok();
+    } catch (err) {
+      this.availability.down(err);
+      throw err;
+    }
   }
 
   async admit(scopes: LimitScope[], tokens: number): Promise<Admission> {
@@ -66,7 +128,7 @@ export class RedisLimiter implements Limiter {
     const lease = randomHex(8);
     const keys = [...buckets.map((b) => this.prefix + b.key), ...leases.map((l) => this.prefix + l.key)];
     const args = [buckets.length, leases.length, lease, LEASE_TTL_MS, ...buckets.flatMap((b) => [b.capacity, b.cost]), ...leases.map((l) => l.limit)];
-    const result = (await this.redis.eval(ADMIT, keys.length, ...keys, ...args)) as number[];
+    const result = (await this.eval(ADMIT, keys, args)) as number[];
     if (result[0] === 0) return { ok: true, ticket: { scopes, tokens, lease } };
     const index = result[1]! - 1;
     const which = index < buckets.length ? buckets[index]! : { scope: leases[index - buckets.length]!.scope, limit: 'concurrency' as const };
@@ -79,7 +141,7 @@ export class RedisLimiter implements Limiter {
     if (tokenBuckets.length === 0 && leases.length === 0) return;
     const keys = [...tokenBuckets.map((b) => this.prefix + b.key), ...leases.map((l) => this.prefix + l.key)];
     const args = [tokenBuckets.length, ticket.lease, ...tokenBuckets.flatMap((b) => [b.capacity, b.cost - actualTokens])];
-    await this.redis.eval(FINISH, keys.length, ...keys, ...args);
+    await this.eval(FINISH, keys, args);
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute
 import type { ClientFormat } from '../formats/types.js';
 import type { Ticket } from '../limits/types.js';
 import type { Caller } from './auth-cache.js';
+import type { UploadedFile } from './bodies/multipart.js';
 import type { TokenUsage, Translator } from '../translate/types.js';
 
 /** What the forward stage observed, for the meter stage to price. */
@@ -14,6 +15,19 @@ export interface ForwardOutcome {
   reported: TokenUsage | null;
   /** Text delivered to the client, counted with the tokenizer when nothing was reported. */
   deliveredText: string;
+  /** A JSON or binary answer's parts, for the meters that read them (absent on streams). */
+  answer?: UpstreamAnswer | null;
+}
+
+/** What a quantity meter may read of an answer (src/meters/sources.ts). */
+export interface UpstreamAnswer {
+  upstreamBody: unknown;
+  /** Upstream response headers, lower-case names. */
+  headers: Readonly<Record<string, string>>;
+  /** The client answer the translator built. */
+  clientBody: unknown;
+  /** Quantities the translator reported by name (e.g. per-document counts). */
+  quantities: Readonly<Record<string, number>>;
 }
 
 /** The state of one request through the pipeline. */
@@ -31,12 +45,14 @@ export interface RequestContext {
   /** What the limiter took; given back (and corrected to the billed tokens) when the request ends. */
   limit: { ticket: Ticket; billedTokens: number } | null;
   body: Record<string, unknown>;
+  /** The files of a multipart request (its text fields are `body`); empty otherwise. */
+  files: UploadedFile[];
   stream: boolean;
   model: { offering: CompiledOffering; provider: CompiledProvider } | null;
   /** The operation chosen for the model, and its wire format. */
   upstream: { choice: RouteUpstream; format: string } | null;
   /** The translator is created by validate (its refusals are 400s before any reservation); translate builds the body. */
-  translation: { translator: Translator; upstreamBody: Record<string, unknown> | null } | null;
+  translation: { translator: Translator; upstreamBody: unknown; upstreamQuery: Record<string, string[]> | null } | null;
   hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean } | null;
   outcome: ForwardOutcome | null;
   /** True once any byte of the answer was written to the client. */

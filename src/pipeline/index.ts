@@ -1,24 +1,27 @@
 /**
- * The generic runtime: six stages in a fixed order, auth -> validate -> rate-limit -> translate ->
- * forward -> meter, compiled once per route. One error path renders every failure in the client's
+ * The generic runtime: seven stages in a fixed order, auth -> validate -> route -> admission ->
+ * translate -> forward -> meter, compiled once per route. One error path renders every failure in the client's
  * format and guarantees that a reservation is never left open by a failed request.
  */
 import { randomId } from '../ledger/ids.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledGateway, CompiledRoute } from '../config/types.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { DependencyUnavailableError, GatewayError, toGatewayError } from '../errors.js';
 import { clientFormat } from '../formats/index.js';
+import { STAGE_TIMINGS_ENABLED, timeStages } from '../observability/stage-timings.js';
 import type { RequestContext, StageHandler } from './context.js';
+import { releaseHold } from './hold.js';
 import type { Runtime, Stage } from './stage.js';
+import { admissionStage } from './stages/admission.js';
 import { authStage } from './stages/auth.js';
 import { forwardStage } from './stages/forward.js';
 import { meterStage } from './stages/meter.js';
-import { rateLimitStage } from './stages/rate-limit.js';
+import { routeStage } from './stages/route.js';
 import { translateStage } from './stages/translate.js';
 import { validateStage } from './stages/validate.js';
 
 /** The fixed stage order. */
-export const STAGES: readonly Stage[] = [authStage, validateStage, rateLimitStage, translateStage, forwardStage, meterStage];
+export const STAGES: readonly Stage[] = [authStage, validateStage, routeStage, admissionStage, translateStage, forwardStage, meterStage];
 
 /** A route ready to serve: its present stages, compiled. */
 export interface CompiledPipeline { route: CompiledRoute; handlers: StageHandler[]; stageNames: string[]; }
@@ -31,7 +34,8 @@ export function compilePipeline(route: CompiledRoute, runtime: Runtime): Compile
     const handler = stage.compile(route, runtime);
     if (handler) { handlers.push(handler); stageNames.push(stage.name); }
   }
-  return { route, handlers, stageNames };
+  // GATEWAY_STAGE_TIMINGS=1: each stage timed (a choice made here, once; nothing per request when off).
+  return { route, handlers: STAGE_TIMINGS_ENABLED ? timeStages(handlers, stageNames) : handlers, stageNames };
 }
 
 /** A fresh request id: `req_` and 24 hex characters. */
@@ -69,7 +73,7 @@ export async function runPipeline(
 ): Promise<void> {
   const ctx: RequestContext = {
     requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
-    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, stream: false,
+    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, files: [], stream: false,
     model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   const started = performance.now();
@@ -79,14 +83,14 @@ export async function runPipeline(
     for (const handler of pipeline.handlers) await handler(ctx);
     await ctx.finish?.();
   } catch (error) {
-    if (!(error instanceof GatewayError)) onError(error);
+    // An unreachable store or limiter is reported once per outage, not once per request.
+    if (!(error instanceof GatewayError) && !(error instanceof DependencyUnavailableError)) onError(error);
+    // The reservation is given back before the error is answered: a client that sees the error sees nothing held.
+    await releaseHold(ctx, runtime).catch(onError);
     await sendError(ctx, toGatewayError(error)).catch(onError);
   } finally {
     // A failure anywhere before settlement gives the reservation back: nothing is charged.
-    if (ctx.hold?.open) {
-      ctx.hold.open = false;
-      await runtime.ledger.release(ctx.hold.id).catch(onError);
-    }
+    await releaseHold(ctx, runtime).catch(onError);
     // Frees the concurrency slot and corrects the token estimate to what was billed (0 if nothing).
     if (ctx.limit) await runtime.limiter.finish(ctx.limit.ticket, ctx.limit.billedTokens).catch(onError);
     runtime.inflight.delete(ctx);

@@ -22,8 +22,8 @@ export interface Runtime {
   auth: AuthCache;
 }
 
-/** One of the six fixed stages. */
+/** One of the seven fixed stages. */
 export interface Stage {
-  readonly name: 'auth' | 'validate' | 'rate-limit' | 'translate' | 'forward' | 'meter';
+  readonly name: 'auth' | 'validate' | 'route' | 'admission' | 'translate' | 'forward' | 'meter';
   compile(route: CompiledRoute, runtime: Runtime): StageHandler | null;
 }

@@ -1,7 +1,7 @@
 /**
  * The HTTP server: fastify with one catch-all entry into the generic pipeline (routes come from the
  * current generation, so hot reload can add, change or remove routes), plus the gateway's own
- * endpoints: the public catalogue, the OpenAPI document, health, and the admin API.
+ * endpoints: the public catalogue, the OpenAPI document, liveness and readiness, and the admin API.
  */
 import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -14,6 +14,7 @@ import type { Runtime } from '../pipeline/stage.js';
 import { registerMetricsRoute, type GatewayMetrics } from '../observability/metrics.js';
 import { catalogBody } from './catalog.js';
 import type { Generation } from './generation.js';
+import type { Readiness } from './readiness.js';
 
 /** What the server needs: the current generation (swappable) and the long-lived services. */
 export interface ServerDeps {
@@ -26,6 +27,8 @@ export interface ServerDeps {
   /** Bearer token for GET /metrics; null leaves it open. */
   metricsToken: string | null;
   log: (message: string, error?: unknown) => void;
+  /** GET /readyz: the store, the limiter backend and the configuration. */
+  readiness: () => Promise<Readiness>;
 }
 
 function errorFormatFor(deps: ServerDeps, req: FastifyRequest): ClientFormat {
@@ -69,10 +72,22 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await reply.code(gatewayError.status).send(errorFormatFor(deps, req).errorBody(gatewayError));
   });
   app.addHook('onRequest', (req, reply, done) => { reply.header('x-request-id', req.id); done(); });
+  // A multipart body is read by the route that declares one, as a stream under its own limits
+  // (src/pipeline/bodies/multipart.ts); any other route refuses it as it refuses every non-JSON type.
+  app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
+    const found = deps.generation().match(req.method, req.url.split('?')[0]!);
+    if (found?.pipeline.route.multipart) { done(null, payload); return; }
+    done(Object.assign(new Error('Unsupported Content-Type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined);
+  });
   const openapi = await readFile(deps.openapiFile, 'utf8');
   app.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
   app.get('/api/public/catalog', async () => catalogBody(deps.generation().gateway));
+  // Liveness (the process answers) and readiness (its dependencies answer); neither needs a key.
   app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const ready = await deps.readiness();
+    return reply.code(ready.status === 'ok' ? 200 : 503).header('cache-control', 'no-store').send(ready);
+  });
   registerMetricsRoute(app, deps.metrics, deps.metricsToken);
   if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken });
   app.route({ method: ['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], url: '/*', handler: (req, reply) => dispatch(deps, req, reply) });

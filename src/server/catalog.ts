@@ -1,6 +1,7 @@
 /**
  * GET /api/public/catalog (spec 4.17): unauthenticated; every enabled offering with its service
- * type, availability and customer prices as decimal USD strings for `per` units of `unit`.
+ * type, availability, token limits (context window, output cap) and customer prices as decimal USD
+ * strings for `per` units of `unit`.
  */
 import type { CompiledGateway, CompiledOffering } from '../config/types.js';
 
@@ -12,6 +13,8 @@ function entry(o: CompiledOffering): Record<string, unknown> {
     availability: o.availability,
     // For agentic clients (spec 4.2 rule 3): served natively by the responses API, or chat-only.
     ...(o.serviceType === 'CHAT' || o.serviceType === 'CODE' ? { native_responses: o.nativeResponses } : {}),
+    // Token limits, so a client can size prompts and its output cap (a larger cap is a 400).
+    ...(o.billing.unit === 'token' ? { context_window: o.contextWindow, max_output_tokens: o.maxOutputTokens } : {}),
     // Token prices are USD per `per` tokens; tool prices (e.g. web_search) sit beside them, USD per call.
     billing: { unit: o.billing.unit, per: Number(o.billing.per), prices: { ...o.billing.priceText, ...o.billing.toolText } },
   };

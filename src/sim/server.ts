@@ -4,11 +4,25 @@
  * Anthropic messages (POST /v1/messages and /v1/messages/count_tokens, messages.ts); plus
  * GET /v1/models and the control API under /__sim/ (faults, last request, stats, reset). Every
  * format takes the same faults (faults.ts); exchange.ts applies the stream-level ones.
+ *
+ * And the native vendor operations (docs/vendors/native-ops.md): Cohere POST /v2/embed and /v2/rerank
+ * (cohere.ts), found by path like the above; Azure Content Safety POST /contentsafety/text:analyze
+ * (azure-content-safety.ts), Azure Translator POST /translate (azure-translator.ts) and Azure Language
+ * POST /language/:analyze-text, POST /language/analyze-text/jobs and GET .../jobs/{id}
+ * (azure-language.ts), found by method and URL (they read the query string or a path parameter). Azure
+ * bodies carry no `model`: faults scope to them by the names azure-content-safety, azure-translator and
+ * azure-language. On these JSON answers truncate_after_chunks / error_after_chunks / chunk_delay_ms cut
+ * or slow the body (cohere.ts sendJsonAnswer) and omit_usage drops the billed quantity.
  */
 import http from 'node:http';
+import { matchContentSafety } from './azure-content-safety.js';
+import { createLanguageRoutes } from './azure-language.js';
+import { matchTranslator } from './azure-translator.js';
+import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
+import { embeddingsRoute } from './openai-embeddings.js';
 import { chatRoute, openaiError as errorBody } from './openai-route.js';
 import { responsesRoute } from './responses-route.js';
 
@@ -49,9 +63,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let last: { path: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
   const messages = createMessagesRoutes();
   const routes = new Map<string, SimRoute>([
-    ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute],
+    ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute], ['/v1/embeddings', embeddingsRoute],
     ['/v1/messages', messages.messages], ['/v1/messages/count_tokens', messages.countTokens],
+    ['/v2/embed', cohereEmbedRoute], ['/v2/rerank', cohereRerankRoute],
   ]);
+  const language = createLanguageRoutes();
+  /** Native routes matched by method and URL, after `routes`. */
+  const matchers = [matchContentSafety, matchTranslator, language.match];
   let closing = false;
 
   const sleep = (ms: number) => new Promise<void>((resolve) => {
@@ -65,22 +83,23 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     res.on('error', () => { gone = true; });
     const isGone = () => gone || closing || res.destroyed || res.writableEnded;
 
+    /** A JSON answer; `body` undefined sends an empty body (an Azure 202). */
     const sendJson = (status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}) => {
       if (isGone()) return;
-      const data = JSON.stringify(body);
-      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers });
+      const data = body === undefined ? '' : JSON.stringify(body);
+      res.writeHead(status, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), 'content-length': Buffer.byteLength(data), ...headers });
       res.end(data);
     };
 
     /** Runs a model request: records it, applies latency and status faults, then lets the route answer. */
-    const answer = async (route: SimRoute, path: string, raw: string) => {
+    const answer = async (route: SimRoute, path: string, raw: string, faultKey?: string) => {
       requests += 1;
       let body: unknown;
       let parsed = true;
       try { body = JSON.parse(raw); } catch { parsed = false; }
       last = { path, headers: req.headers, body: parsed ? body : raw };
       const record = typeof body === 'object' && body !== null ? (body as Json) : {};
-      const fault: SimFault = faults.take(typeof record.model === 'string' ? record.model : undefined) ?? {};
+      const fault: SimFault = faults.take(typeof record.model === 'string' ? record.model : faultKey) ?? {};
       const wait = (opts.latencyMs ?? 0) + (fault.latency_ms ?? 0);
       if (wait > 0) await sleep(wait);
       if (isGone()) return;
@@ -108,6 +127,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (path === '/__sim/reset' && method === 'POST') {
         faults.clear();
         messages.reset();
+        language.reset();
         requests = 0;
         connections = 0;
         last = null;
@@ -138,6 +158,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       const route = async () => {
         const model = method === 'POST' ? routes.get(path) : undefined;
         if (model) return answer(model, path, raw);
+        const url = new URL(req.url ?? '/', 'http://sim');
+        for (const match of matchers) {
+          const native = match(method, url);
+          if (native) return answer(native.route, path, raw, native.faultKey);
+        }
         if (path === '/v1/models' && method === 'GET') return sendJson(200, { object: 'list', data: [] });
         if (path.startsWith('/__sim/')) return control(method, path, raw);
         return notFound(method, path);

@@ -5,27 +5,11 @@
  * `timestamptz` as `Date`, `jsonb` parsed. Parameters use `$1` placeholders; a JS `bigint` parameter is
  * sent exactly.
  */
+import type { Availability } from '../observability/availability.js';
 import { migrate } from './migrate.js';
+import type { Db } from './types.js';
 
-/** Anything that runs one SQL statement with `$n` parameters and returns its rows. */
-export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-}
-
-/** A transaction handle: single statements, plus `exec` for a multi-statement script (no parameters). */
-export interface Tx extends Queryable {
-  exec(sql: string): Promise<void>;
-}
-
-/** An open store. Inside `transaction`, use only the `tx` handle: on PGlite the outer handle waits. */
-export interface Db extends Queryable {
-  readonly kind: 'pglite' | 'postgres';
-  /** Runs `fn` in BEGIN ... COMMIT (READ COMMITTED); any throw rolls back and is rethrown. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /** Runs a multi-statement script without parameters, outside any transaction. */
-  exec(sql: string): Promise<void>;
-  close(): Promise<void>;
-}
+export type { Db, Queryable, Tx } from './types.js';
 
 /** Options for {@link openDb}. */
 export interface OpenDbOptions {
@@ -33,6 +17,8 @@ export interface OpenDbOptions {
   databaseUrl?: string;
   /** PGlite data folder (created if missing), or ':memory:'. Used when `databaseUrl` is not set. */
   dataDir?: string;
+  /** Told of every PostgreSQL outage and recovery (the embedded store cannot go away). */
+  availability?: Availability;
 }
 
 /**
@@ -43,7 +29,7 @@ export async function openDb(opts: OpenDbOptions): Promise<Db> {
   let db: Db;
   if (opts.databaseUrl) {
     const { openPostgres } = await import('./postgres.js');
-    db = await openPostgres(opts.databaseUrl);
+    db = await openPostgres(opts.databaseUrl, { availability: opts.availability });
   } else if (opts.dataDir) {
     const { openPglite } = await import('./pglite.js');
     db = await openPglite(opts.dataDir);

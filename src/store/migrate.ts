@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Db } from './db.js';
+import type { Db } from './types.js';
 
 /** Advisory lock key held while a migration runs (the cron lock uses a different key). */
 export const MIGRATION_LOCK_KEY = 7_242_431_001n;

@@ -1,7 +1,8 @@
 /** The embedded driver: PGlite (PostgreSQL in WASM). PGlite runs one query at a time itself. */
 import { mkdirSync } from 'node:fs';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
-import type { Db, Tx } from './db.js';
+import type { Db, Tx } from './types.js';
+import { acquireDataDirLock, type DataDirLock } from './lock.js';
 
 /** Same row shapes as node-postgres: int8 and numeric as decimal strings. */
 const parsers = {
@@ -20,14 +21,25 @@ function wrapTx(tx: Transaction): Tx {
   };
 }
 
-/** Opens PGlite at a data folder (created if missing), or in memory for ':memory:'. No migrations. */
+/**
+ * Opens PGlite at a data folder (created if missing), or in memory for ':memory:'. No migrations.
+ * A folder is locked for this process until close(): StoreLockedError if another live process holds it.
+ */
 export async function openPglite(dataDir: string): Promise<Db> {
   let pg: PGlite;
+  let lock: DataDirLock | null = null;
   if (dataDir === ':memory:') {
     pg = await PGlite.create({ parsers });
   } else {
     mkdirSync(dataDir, { recursive: true });
-    pg = await PGlite.create({ dataDir, parsers });
+    // Before PGlite reads the folder: a second process must not even load it (issue 8).
+    lock = await acquireDataDirLock(dataDir);
+    try {
+      pg = await PGlite.create({ dataDir, parsers });
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
   }
   return {
     kind: 'pglite',
@@ -41,7 +53,11 @@ export async function openPglite(dataDir: string): Promise<Db> {
       return pg.transaction((tx) => fn(wrapTx(tx)));
     },
     async close() {
-      if (!pg.closed) await pg.close();
+      try {
+        if (!pg.closed) await pg.close();
+      } finally {
+        lock?.release(); // after PGlite wrote the folder back
+      }
     },
   };
 }

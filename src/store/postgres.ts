@@ -1,6 +1,16 @@
-/** The server driver: node-postgres pool. int8/numeric arrive as strings (pg's default). */
+/**
+ * The server driver: node-postgres pool. int8/numeric arrive as strings (pg's default). A server that
+ * cannot be reached surfaces as DependencyUnavailableError (a 503), reported once per outage through
+ * `availability`; the pool reconnects by itself on the next call once the server is back.
+ */
 import pg from 'pg';
-import type { Db, Tx } from './db.js';
+import { DependencyUnavailableError } from '../errors.js';
+import type { Availability } from '../observability/availability.js';
+import { isConnectionError } from './connection-errors.js';
+import type { Db, Tx } from './types.js';
+
+/** How long a call may wait for a connection (a new one, or a free one from the pool). */
+const CONNECT_TIMEOUT_MS = 5_000;
 
 function handle(client: pg.PoolClient): Tx {
   return {
@@ -13,14 +23,28 @@ function handle(client: pg.PoolClient): Tx {
   };
 }
 
+/** Runs one store call: success marks the store up; a connection failure marks it down and becomes a 503. */
+async function guarded<T>(availability: Availability | undefined, call: () => Promise<T>): Promise<T> {
+  try {
+    const result = await call();
+    availability?.ok();
+    return result;
+  } catch (err) {
+    if (!isConnectionError(err)) throw err;
+    availability?.down(err);
+    throw new DependencyUnavailableError('store', `store unavailable: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /** Opens a pg.Pool on `databaseUrl` and checks it answers. No migrations. */
-export async function openPostgres(databaseUrl: string, max = 10): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max });
+export async function openPostgres(databaseUrl: string, opts: { max?: number; availability?: Availability } = {}): Promise<Db> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const availability = opts.availability;
   let closed = false;
   // An idle client losing its connection must not crash the process; the next query reconnects.
   // After close(), pool.end() may resolve before the server has seen every disconnect: stay quiet.
   pool.on('error', (err) => {
-    if (!closed) console.error(`postgres pool: idle client error: ${err.message}`);
+    if (!closed) availability?.down(err);
   });
   try {
     await pool.query('SELECT 1');
@@ -30,28 +54,14 @@ export async function openPostgres(databaseUrl: string, max = 10): Promise<Db> {
   }
   return {
     kind: 'postgres',
-    async query<T>(sql: string, params?: unknown[]) {
-      return (await pool.query(sql, params)).rows as T[];
+    query<T>(sql: string, params?: unknown[]) {
+      return guarded(availability, async () => (await pool.query(sql, params)).rows as T[]);
     },
     async exec(sql: string) {
-      await pool.query(sql);
+      await guarded(availability, () => pool.query(sql));
     },
-    async transaction<T>(fn: (tx: Tx) => Promise<T>) {
-      const client = await pool.connect();
-      let broken = false;
-      try {
-        await client.query('BEGIN');
-        const result = await fn(handle(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
-        throw err;
-      } finally {
-        client.release(broken);
-      }
+    transaction<T>(fn: (tx: Tx) => Promise<T>) {
+      return guarded(availability, () => runTransaction(pool, fn));
     },
     async close() {
       if (closed) return;
@@ -59,4 +69,23 @@ export async function openPostgres(databaseUrl: string, max = 10): Promise<Db> {
       await pool.end();
     },
   };
+}
+
+/** BEGIN, fn, COMMIT on one pooled client; a client whose ROLLBACK failed is discarded. */
+async function runTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(handle(client));
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }

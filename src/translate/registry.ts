@@ -2,6 +2,13 @@
 import { GatewayError } from '../errors.js';
 import { createAnthropicMessagesToAnthropicCountTokens } from './anthropic-messages--anthropic-count-tokens/index.js';
 import { createAnthropicMessagesToAnthropicMessages } from './anthropic-messages--anthropic-messages/index.js';
+import { createNativeJsonToAzureContentSafety } from './native-json--azure-content-safety/index.js';
+import { createNativeJsonToAzureLanguageAnalyze } from './native-json--azure-language-analyze/index.js';
+import { createNativeJsonToAzureLanguageSummarize } from './native-json--azure-language-summarize/index.js';
+import { createNativeJsonToAzureTranslator } from './native-json--azure-translator/index.js';
+import { createNativeJsonToCohereEmbed } from './native-json--cohere-embed/index.js';
+import { createNativeJsonToCohereRerank } from './native-json--cohere-rerank/index.js';
+import { createNativeJsonToOpenaiEmbeddings } from './native-json--openai-embeddings/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
 import { createOpenaiResponsesToOpenaiChat } from './openai-responses--openai-chat/index.js';
@@ -15,6 +22,13 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['openai-responses--openai-chat', createOpenaiResponsesToOpenaiChat],
   ['anthropic-messages--anthropic-messages', createAnthropicMessagesToAnthropicMessages],
   ['anthropic-messages--anthropic-count-tokens', createAnthropicMessagesToAnthropicCountTokens],
+  ['native-json--cohere-rerank', createNativeJsonToCohereRerank],
+  ['native-json--azure-translator', createNativeJsonToAzureTranslator],
+  ['native-json--azure-content-safety', createNativeJsonToAzureContentSafety],
+  ['native-json--azure-language-analyze', createNativeJsonToAzureLanguageAnalyze],
+  ['native-json--azure-language-summarize', createNativeJsonToAzureLanguageSummarize],
+  ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],
+  ['native-json--cohere-embed', createNativeJsonToCohereEmbed],
 ]);
 
 /** Every registered `<client>--<upstream>` pair (each must have golden fixtures). */

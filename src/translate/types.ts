@@ -1,4 +1,5 @@
 /** The translator contract (DESIGN.md "Contracts worth keeping"): one instance per request. */
+import type { ParamPolicy } from '../config/param-policy.js';
 import type { CompiledOffering } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
 import type { SseEvent } from './sse.js';
@@ -11,8 +12,7 @@ import type { SseEvent } from './sse.js';
  */
 export interface TokenUsage { input: number; output: number; cachedInput: number; cacheWrite: number; reasoning: number; toolCalls?: Record<string, number>; }
 
-/** What a route's YAML declares for one client parameter a translation cannot carry as is. */
-export interface ParamPolicy { unsupported?: 'reject' | 'drop'; default?: unknown; }
+export type { ParamPolicy } from '../config/param-policy.js';
 
 /** Per-request options of a translator, from the route manifest. */
 export interface TranslatorOptions { params: Readonly<Record<string, ParamPolicy>>; }
@@ -38,13 +38,44 @@ export interface StreamTranslator {
   errorFrame?(error: GatewayError): string;
 }
 
+/** A translated JSON answer, with what it reports for the meters. */
+export interface TranslatedAnswer {
+  body: Record<string, unknown>;
+  /** Token usage (the token meter's source), or null. */
+  usage: TokenUsage | null;
+  /** Generated text, for counting output tokens when usage is missing. */
+  outputText: string;
+  /** Named quantities for `source: { translator: <name> }` meters (e.g. `input_tokens`, `text_records`). */
+  quantities?: Record<string, number>;
+}
+
+/** A translated binary answer (a file), with what it reports for the meters. */
+export interface TranslatedFile {
+  data: Buffer;
+  contentType: string;
+  /** The download's file name, for Content-Disposition; null to send it inline. */
+  filename: string | null;
+  quantities?: Record<string, number>;
+}
+
 /** Translates one request between a client format and an upstream format. */
 export interface Translator {
-  /** The upstream request body. */
-  request(clientBody: Record<string, unknown>, offering: CompiledOffering): Record<string, unknown>;
-  /** The client response body, the reported usage, and the generated text (for counting when usage is missing). */
-  response(upstreamBody: Record<string, unknown>, clientModel: string): { body: Record<string, unknown>; usage: TokenUsage | null; outputText: string };
+  /** The upstream request body (a JSON object, or an array for vendors that take one). */
+  request(clientBody: Record<string, unknown>, offering: CompiledOffering): unknown;
+  /**
+   * Query parameters the upstream request carries besides the operation's static ones (e.g. a
+   * translation's target languages), each name with one or more values.
+   */
+  query?(clientBody: Record<string, unknown>): Record<string, string[]>;
+  /**
+   * The client response body, the reported usage, and the generated text (for counting when usage is
+   * missing). `headers` are the upstream's (lower-case names), for answers that report there. The
+   * body is any JSON object or array (a vendor may answer with an array: read it as `unknown`).
+   */
+  response(upstreamBody: Record<string, unknown>, clientModel: string, headers?: Readonly<Record<string, string>>): TranslatedAnswer;
   stream(clientModel: string): StreamTranslator;
+  /** The client's file for a binary upstream answer (operations with `answer: binary`). */
+  file?(data: Buffer, headers: Readonly<Record<string, string>>, clientModel: string): TranslatedFile;
   /** The client-facing error for an upstream error answer. */
   error(status: number, upstreamBody: unknown, headers: Record<string, string>): GatewayError;
 }

@@ -1,12 +1,18 @@
-/** Upstream auth schemes as data: how a provider's credential becomes request headers. */
+/**
+ * Upstream auth as data (issue 9 point 4): a provider's credential goes in one header, after an
+ * optional prefix. Covers `Authorization: Bearer`, `x-api-key`, `xi-api-key`,
+ * `Ocp-Apim-Subscription-Key` and `x-key` alike, with no scheme-specific code.
+ */
 import type { CompiledProvider } from '../config/types.js';
 
-const SCHEMES: Record<CompiledProvider['authScheme'], (key: string) => Record<string, string>> = {
-  bearer: (key) => ({ authorization: `Bearer ${key}` }),
-  'x-api-key': (key) => ({ 'x-api-key': key }),
-};
+/** The header and prefix a manifest's `auth` names (`scheme` is shorthand for the two common ones). */
+export function authHeaderOf(auth: { scheme: 'bearer' | 'x-api-key' | 'header'; header?: string; prefix?: string }): { header: string; prefix: string } {
+  if (auth.scheme === 'bearer') return { header: 'authorization', prefix: 'Bearer ' };
+  if (auth.scheme === 'x-api-key') return { header: 'x-api-key', prefix: '' };
+  return { header: auth.header!.toLowerCase(), prefix: auth.prefix ?? '' };
+}
 
 /** The auth headers for a provider; none when it has no credential (the simulator). */
 export function authHeaders(provider: CompiledProvider): Record<string, string> {
-  return provider.apiKey ? SCHEMES[provider.authScheme](provider.apiKey) : {};
+  return provider.apiKey ? { [provider.auth.header]: provider.auth.prefix + provider.apiKey } : {};
 }

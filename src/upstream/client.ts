@@ -2,7 +2,7 @@
  * Sends requests to upstreams over one undici Pool per origin and timeout set. Transport failures
  * become GatewayErrors (refused: 503, timeouts: 504) so no provider-specific code is needed here.
  */
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { CompiledProvider } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { authHeaders } from './auth.js';
@@ -24,6 +24,28 @@ export function transportError(error: unknown): GatewayError {
   }
   if (error instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', 'The upstream provider stopped sending.');
   return new GatewayError('upstream_unavailable', 'The upstream provider could not be reached.');
+}
+
+/** What a request adds to its operation's URL: path parameters and query parameters. */
+export interface UpstreamTarget {
+  pathParams?: Readonly<Record<string, string>> | null;
+  query?: Record<string, string[]> | null;
+}
+
+/** The operation path with each `{name}` (as the URL parser encoded it) replaced by its URL-encoded value. */
+function fillPath(path: string, params: Readonly<Record<string, string>>): string {
+  return path.replace(/%7B([^%/]+)%7D|\{([^}/]+)\}/gi, (whole, encoded?: string, plain?: string) => {
+    const value = params[encoded ?? plain ?? ''];
+    return value === undefined ? whole : encodeURIComponent(value);
+  });
+}
+
+/** `path` with the request's own query parameters appended (after the operation's static ones). */
+function withQuery(path: string, query: Record<string, string[]>): string {
+  const params = new URLSearchParams();
+  for (const [name, values] of Object.entries(query)) for (const value of values) params.append(name, value);
+  const text = params.toString();
+  return text ? `${path}${path.includes('?') ? '&' : '?'}${text}` : path;
 }
 
 /** Connection pools to every upstream origin. */
@@ -54,22 +76,41 @@ export class UpstreamClient {
     return pool;
   }
 
-  /** POSTs (or GETs) a JSON body to one of the provider's operations. */
-  async send(provider: CompiledProvider, operation: string, body: unknown, signal: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<UpstreamResponse> {
+  /** POSTs (or GETs, DELETEs) a JSON body to one of the provider's operations. */
+  async send(provider: CompiledProvider, operation: string, body: unknown, signal: AbortSignal, target: UpstreamTarget = {}): Promise<UpstreamResponse> {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
-    const url = this.target(provider.baseUrl + op.path);
+    const url = this.target(provider.baseUrl + op.path + op.query);
+    let path = target.pathParams ? fillPath(url.path, target.pathParams) : url.path;
+    if (target.query) path = withQuery(path, target.query);
     // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
-    const payload = op.method === 'GET' ? null : JSON.stringify(body);
+    // A multipart body (FormData) carries its own content type, with its boundary.
+    const payload = op.method !== 'POST' ? null : body instanceof FormData ? body : JSON.stringify(body);
+    return this.request(provider, op.method, url.origin, path, payload, signal);
+  }
+
+  /**
+   * GETs a URL the provider gave (a job to poll). Only on the provider's own origin: a vendor answer
+   * never sends the gateway, with its credential, anywhere else.
+   */
+  async poll(provider: CompiledProvider, url: string, signal: AbortSignal): Promise<UpstreamResponse> {
+    let target: URL;
+    try { target = new URL(url, provider.baseUrl); } catch { throw new GatewayError('upstream_error', 'The upstream provider sent an invalid job location.'); }
+    if (target.origin !== new URL(provider.baseUrl).origin) throw new GatewayError('upstream_error', 'The upstream provider sent a job location on another host.');
+    return this.request(provider, 'GET', target.origin, target.pathname + target.search, null, signal);
+  }
+
+  private async request(provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | null, signal: AbortSignal): Promise<UpstreamResponse> {
+    const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' } : {};
     // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
     const controller = new AbortController();
     const forward = (): void => controller.abort(signal.reason);
     if (signal.aborted) forward(); else signal.addEventListener('abort', forward, { once: true });
     const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), provider.timeouts.headersMs);
     try {
-      const response = await this.pool(provider, url.origin).request({
-        method: op.method, path: url.path, signal: controller.signal,
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders, ...provider.headers, ...authHeaders(provider) },
+      const response = await this.pool(provider, origin).request({
+        method, path, signal: controller.signal,
+        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...authHeaders(provider) },
         body: payload,
       });
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };

@@ -139,14 +139,14 @@ describeStore('admin routes', () => {
     expect(seen.map((r) => r.id)).toEqual(rows.map((r) => r.id).reverse());
     const top = seen[0];
     expect(top).toEqual({
-      id: rows[4]!.id, request_id: rows[4]!.requestId, model: 'test-model', kind: 'tokens', quantity: 1000, unit: 'token',
+      id: rows[4]!.id, key_id: null, request_id: rows[4]!.requestId, model: 'test-model', kind: 'tokens', quantity: 1000, unit: 'token',
       amount_usd: '1.5', details: rows[4]!.details, refund_of: null, created_at: rows[4]!.createdAt.toISOString(),
     });
     const all = await h.call('GET', `/admin/accounts/${id}/usage`);
     expect(all.json.data).toHaveLength(5);
     expect(all.json.next).toBeNull();
     expect((await h.call('GET', `/admin/accounts/${id}/usage?limit=100000`)).json.data).toHaveLength(5); // ledger caps at 500
-    for (const qs of ['?limit=0', '?limit=abc', '?limit=-1', '?limit=1.5', '?bogus=1']) {
+    for (const qs of ['?limit=0', '?limit=abc', '?limit=-1', '?limit=1.5', '?bogus=1', '?key_id=', `?key_id=${'k'.repeat(201)}`]) {
       expectError(await h.call('GET', `/admin/accounts/${id}/usage${qs}`), 400, 'invalid_request');
     }
     expectError(await h.call('GET', '/admin/accounts/acct_nope/usage'), 404, 'not_found');

@@ -36,6 +36,15 @@ describe('manifest validation', () => {
     expect(error.reason).toMatch(/pattern/);
   });
 
+  it('requires context_window on a token-priced offering, an integer of at least 1', async () => {
+    const missing = await loadError((c) => c.editYaml('providers/openai.yaml', (d) => { delete d.offerings[2].context_window; }));
+    expect(missing.file).toBe('providers/openai.yaml');
+    expect(missing.path).toBe('/offerings/2');
+    expect(missing.reason).toMatch(/context_window/);
+    const zero = await loadError((c) => c.editYaml('providers/anthropic.yaml', (d) => { d.offerings[0].context_window = 0; }));
+    expect(zero.path).toBe('/offerings/0/context_window');
+  });
+
   it('rejects a wrong enum value in a route', async () => {
     const error = await loadError((c) => c.editYaml('routes/chat-completions.yaml', (d) => { d.method = 'FETCH'; }));
     expect(error.file).toBe('routes/chat-completions.yaml');

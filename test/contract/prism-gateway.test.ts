@@ -119,6 +119,20 @@ describe.runIf(storeKind === 'pglite')('Prism contract: the gateway answers what
     expect(one.json).toMatchObject({ id: 'gpt-4o-mini', object: 'model' });
   });
 
+  // Embeddings (spec 4.15), on an OpenAI-format offering and on the Fast and Pro ones, numbers and base64.
+  it('embeddings pass without violations, float and base64, and a refused parameter is a documented 400', async () => {
+    for (const model of ['text-embedding-3-small', 'embed-fast', 'embed-pro']) {
+      for (const encoding_format of ['float', 'base64']) {
+        const res = await call(prism.url, '/v1/embeddings', { key, body: { model, input: ['hello', 'world'], encoding_format } });
+        expectClean(res, 200);
+        expect(res.json).toMatchObject({ object: 'list', model, data: [{ object: 'embedding', index: 0 }, { object: 'embedding', index: 1 }] });
+      }
+    }
+    const refused = await call(prism.url, '/v1/embeddings', { key, body: { model: 'embed-pro', input: 'hello', dimensions: 300 } });
+    expectClean(refused, 400);
+    expect(refused.json.error).toMatchObject({ code: 'invalid_request', param: 'dimensions' });
+  });
+
   // Error answers are ErrorResponse-shaped and use the declared status codes.
   it('401, 400 model_not_found and 402 are documented error answers', async () => {
     const unauthorized = await call(prism.url, '/v1/models', { key: 'gw-not-a-real-key' });
@@ -136,7 +150,7 @@ describe.runIf(storeKind === 'pglite')('Prism contract: the gateway answers what
   it('public catalogue passes without violations', async () => {
     const res = await call(prism.url, '/api/public/catalog');
     expectClean(res, 200, false); // served outside the pipeline: no x-request-id (none declared either)
-    expect(res.json.data.find((o: { id: string }) => o.id === 'gpt-4o-mini')).toMatchObject({ provider: 'openai', availability: 'available' });
+    expect(res.json.data.find((o: { id: string }) => o.id === 'gpt-4o-mini')).toMatchObject({ provider: 'openai', availability: 'available', context_window: 128000, max_output_tokens: 16384 });
   });
 
   // Negative controls: the same checks do fail when the request or the response breaks the contract.

@@ -1,8 +1,9 @@
 /**
  * Contract: the gateway's real upstream adapters against the vendors' published specs. Two Prism mocks
  * (`prism mock SPEC -d false -v debug`) play OpenAI and Anthropic, built from the vendor documents in
- * /work/shared/specs (see its README for the Prism pitfalls); the gateway runs in-process with real-looking
- * keys, so no simulator starts and every upstream request goes to a mock.
+ * `shared/specs` beside the repository (`<repo>/../shared/specs`; see its README for the Prism pitfalls);
+ * the gateway runs in-process with real-looking keys, so no simulator starts and every upstream request
+ * goes to a mock.
  *
  * Prism validates each request against the vendor's schema before answering: an invalid one gets a 422
  * (which the gateway would pass on as a 4xx) and `Request did not pass the validation rules` plus one
@@ -21,6 +22,7 @@
  */
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/paths.js';
 import { storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import {
@@ -28,7 +30,8 @@ import {
   type PrismLoggedRequest, type PrismProcess,
 } from '../helpers/prism.js';
 
-const SPECS = '/work/shared/specs';
+/** Found from the repository root, not a fixed absolute path: the checkout may live anywhere. */
+const SPECS = resolve(projectRoot(), '../shared/specs');
 const OPENAI_SPEC = resolve(SPECS, 'openai/openapi.prism.json');
 const ANTHROPIC_SPEC = resolve(SPECS, 'anthropic/openapi.prism.json');
 const OPENAI_KEY = 'sk-test-not-real';
@@ -53,7 +56,9 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: upstream requests
     t = await startTestGateway({
       env: { OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: openai.url, ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: anthropic.url },
     });
-    expect(t.gw.simulator, 'both providers have keys: no simulator').toBeNull();
+    // OpenAI and Anthropic have keys, so their requests go to the mocks (the native providers, keyless, stay on the simulator).
+    const providers = t.gw.generation().gateway.providers;
+    expect(['openai', 'anthropic'].map((id) => [id, providers.get(id)!.simulated, providers.get(id)!.baseUrl.replace(/\/$/, '')])).toEqual([['openai', false, openai.url], ['anthropic', false, anthropic.url]]);
     key = (await t.account('5')).key;
   }, 180_000);
 
@@ -105,7 +110,7 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: upstream requests
   // OAS 3.1 documents, which declare no jsonSchemaDialect), and refuse 2020-12-only keywords a draft-07
   // Ajv would ignore.
   it('compiles the request body schemas of every exercised operation, as Prism would', async () => {
-    const openaiOps = new Set(['POST /chat/completions', 'POST /responses']);
+    const openaiOps = new Set(['POST /chat/completions', 'POST /responses', 'POST /embeddings']);
     const anthropicOps = new Set(['POST /v1/messages', 'POST /v1/messages/count_tokens']);
     const [fromOpenai, fromAnthropic] = await Promise.all([
       compilePrismRequestBodies(OPENAI_SPEC, (op) => openaiOps.has(`${op.method} ${op.path}`)),
@@ -186,6 +191,17 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: upstream requests
       ],
     });
     expect(upstream.body).toMatchObject({ stop: ['END'], tool_choice: 'auto', messages: [{ role: 'user' }, { role: 'assistant' }, { role: 'tool', tool_call_id: 'call_1' }] });
+  });
+
+  // embeddings on an OpenAI-format offering: forwarded as is (identity), token-id arrays included.
+  it('embeddings on text-embedding-3-small (texts, dimensions, user; token ids): a valid CreateEmbeddingRequest', async () => {
+    const texts = { model: 'text-embedding-3-small', input: ['hello world'], dimensions: 256, encoding_format: 'float', user: 'user-1' };
+    const { upstream, answer } = await viaGateway(openai, '/embeddings', '/v1/embeddings', texts);
+    expect(upstream.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+    expect(upstream.body).toEqual(texts);
+    expect(answer.json).toMatchObject({ object: 'list', model: 'text-embedding-3-small', data: [{ object: 'embedding', index: 0 }] });
+    const ids = { model: 'text-embedding-3-small', input: [15339, 1917] };
+    expect((await viaGateway(openai, '/embeddings', '/v1/embeddings', ids)).upstream.body).toEqual(ids);
   });
 
   // chat completions on a messages-format offering: translated to a Messages request.

@@ -1,7 +1,8 @@
 /**
- * kill -9 of the gateway in the middle of a stream. The request reserved a hold and was never settled;
- * after a restart on the same store the sweeper must give the hold back, leaving the ledger reconciled
- * and the account exactly at its opening balance (an unsettled request is not charged).
+ * kill -9 of the gateway in the middle of a stream (issue 8 item 5). The request reserved a hold and
+ * was never settled, but its keep-alive recorded on the hold the usage delivered so far; after a
+ * restart on the same store the sweeper settles that checkpoint when the hold expires and gives the
+ * rest back: the client pays for what it received (within one checkpoint), and the ledger reconciles.
  *
  * Runs the built gateway (`dist/src/main.js`, built by `npm test`) as a child process: on the postgres
  * project against a fresh database, on the pglite project on an on-disk data folder so that the data
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseUsd } from '../../src/money.js';
+import { countTextTokens } from '../../src/tokenize.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
 import { kill9, spawnGateway, type GatewayProcess } from '../helpers/process.js';
@@ -38,10 +40,13 @@ describeStore('kill -9 mid-stream', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 60_000);
 
-  /** Starts the built gateway on the test store, with a 2 s hold lifetime and a 1 s sweeper. */
+  /**
+   * Starts the built gateway on the test store: a 6 s hold lifetime (room for a loaded machine to stall
+   * a tick), a checkpoint every second and a 1 s sweeper.
+   */
   async function startGateway(): Promise<Gateway> {
     const gw = await spawnGateway({
-      GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_HOLD_TTL_SECONDS: '2', GATEWAY_SWEEP_INTERVAL_SECONDS: '1',
+      GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_HOLD_TTL_SECONDS: '6', GATEWAY_CHECKPOINT_SECONDS: '1', GATEWAY_SWEEP_INTERVAL_SECONDS: '1',
       DATABASE_URL: pg?.databaseUrl, GATEWAY_DATA_DIR: pg ? undefined : dataDir,
     });
     children.push(gw.child);
@@ -65,9 +70,10 @@ describeStore('kill -9 mid-stream', () => {
     try { return await fn(db); } finally { await db.close(); }
   }
 
-  it('releases the hold of a killed stream after restart, charges nothing and reconciles', async () => {
+  it('bills the content delivered before a kill -9 (up to the last checkpoint), gives the rest back and reconciles', async () => {
     // 1. A gateway, an account, and a slow upstream stream (100 ms between chunks, thousands of tokens).
     const first = await startGateway();
+    expect(first.output()).toMatch(/store (embedded PGlite at \S+|PostgreSQL \S+) · limiter in-memory · admin API on · providers: .*simulated/);
     const account = await admin<{ id: string; key: string }>(first, 'POST', '/accounts', { balance_usd: OPENING_USD });
     const fault = await fetch(`${first.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 100 } }) });
     expect(fault.status).toBeLessThan(300);
@@ -79,35 +85,29 @@ describeStore('kill -9 mid-stream', () => {
       body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, max_tokens: 4000, messages: [{ role: 'user', content: 'Tell me a long story' }] }),
     });
     expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let received = '';
-    while ((received.match(/^data: /gm) ?? []).length < 3) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended early:\n${received}`);
-      received += decoder.decode(value, { stream: true });
-    }
-    expect(received).not.toContain('[DONE]');
+    // Read for about 2.5 s (two checkpoints or more), noting when each piece of content arrived.
+    const body = res.body!;
+    const received = await readContent(body, 2_500);
+    expect(received.raw).not.toContain('[DONE]');
 
-    // 2. kill -9 while the stream is running (well within the 2 s hold lifetime).
+    // 2. kill -9 while the stream is running (well within the hold lifetime, extended as it runs).
+    const killedAt = Date.now();
     await kill9(first.child);
     aborter.abort();
-    await reader.cancel().catch(() => undefined);
+    await body.cancel().catch(() => undefined);
 
-    // 3. The store shows the crash: one open hold on the account, no usage row, balance reduced by it.
+    // 3. The store shows the crash: one open hold carrying the delivered checkpoint, no usage row yet.
     const crashed = await withStore(async (db) => {
-      const holds = await db.query<{ amount_nano: string }>('SELECT amount_nano FROM holds WHERE account_id = $1 AND closed_at IS NULL', [account.id]);
+      const holds = await db.query<{ amount_nano: string; delivered: Array<{ amount: string; details: { output: number } }> | null }>(
+        'SELECT amount_nano, delivered FROM holds WHERE account_id = $1 AND closed_at IS NULL', [account.id]);
       const usage = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM usage_rows WHERE account_id = $1', [account.id]);
-      const [row] = await db.query<{ balance_nano: string; held_nano: string }>('SELECT balance_nano, held_nano FROM accounts WHERE id = $1', [account.id]);
-      return { holds, usage: usage[0]!.n, row: row! };
+      return { holds, usage: usage[0]!.n };
     });
-    expect(crashed.holds).toHaveLength(1);
-    expect(BigInt(crashed.holds[0]!.amount_nano)).toBeGreaterThan(0n);
+    expect(crashed.holds, JSON.stringify(await withStore((db) => db.query('SELECT * FROM holds')))).toHaveLength(1);
+    expect(crashed.holds[0]!.delivered).not.toBeNull();
     expect(crashed.usage).toBe('0');
-    expect(BigInt(crashed.row.held_nano)).toBe(BigInt(crashed.holds[0]!.amount_nano));
-    expect(BigInt(crashed.row.balance_nano) + BigInt(crashed.row.held_nano)).toBe(parseUsd(OPENING_USD));
 
-    // 4. A new process on the same store: its sweeper releases the expired hold.
+    // 4. A new process on the same store: its sweeper settles the checkpoint when the hold expires.
     const second = await startGateway();
     const deadline = Date.now() + 20_000;
     let view = await admin(second, 'GET', `/accounts/${account.id}`);
@@ -115,16 +115,55 @@ describeStore('kill -9 mid-stream', () => {
       await new Promise((ok) => setTimeout(ok, 250));
       view = await admin(second, 'GET', `/accounts/${account.id}`);
     }
-    expect(view).toMatchObject({ open_holds: 0, held_usd: '0', balance_usd: OPENING_USD });
+    expect(view).toMatchObject({ open_holds: 0, held_usd: '0' });
 
-    // 5. The ledger reconciles everywhere and the killed request left no charge.
+    // 5. One usage row, from the checkpoint: its output covers everything received more than one
+    //    checkpoint interval (plus scheduling slack) before the kill, and never more than was received.
+    const usage = await admin<{ data: Array<{ kind: string; amount_usd: string; details: Record<string, unknown> }> }>(second, 'GET', `/accounts/${account.id}/usage`);
+    expect(usage.data).toHaveLength(1);
+    const row = usage.data[0]!;
+    expect(row).toMatchObject({ kind: 'tokens', details: { settled_from: 'checkpoint', counted_by: 'gateway_tokenizer' } });
+    const billedOutput = Number(row.details.output);
+    const checkpointMs = 1_000;
+    const covered = received.pieces.filter((p) => p.at < killedAt - checkpointMs - 300).map((p) => p.text).join('');
+    expect(billedOutput).toBeGreaterThanOrEqual(countTextTokens(covered));
+    expect(billedOutput).toBeLessThanOrEqual(countTextTokens(received.pieces.map((p) => p.text).join('')));
+    expect(billedOutput).toBeGreaterThan(0);
+    expect(parseUsd(view.balance_usd)).toBe(parseUsd(OPENING_USD) - parseUsd(row.amount_usd));
+
+    // 6. The ledger reconciles everywhere.
     const reconcile = await admin<{ ok: boolean; accounts: { account_id: string; difference_usd: string }[] }>(second, 'GET', '/reconcile');
     expect(reconcile.ok).toBe(true);
     expect(reconcile.accounts.map((a) => a.account_id)).toContain(account.id);
     for (const line of reconcile.accounts) expect(line.difference_usd, line.account_id).toBe('0');
-    const usage = await admin<{ data: unknown[] }>(second, 'GET', `/accounts/${account.id}/usage`);
-    expect(usage.data).toEqual([]);
   }, 120_000);
 });
 
-/** SIGKILL, then wait until the process is gone. */
+/** The content of a chat stream read for `ms`, piece by piece with arrival times, and the raw text. */
+async function readContent(body: ReadableStream<Uint8Array>, ms: number): Promise<{ raw: string; pieces: Array<{ at: number; text: string }> }> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const pieces: Array<{ at: number; text: string }> = [];
+  let raw = '';
+  let buffered = '';
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`stream ended early:\n${raw}`);
+    const text = decoder.decode(value, { stream: true });
+    raw += text;
+    buffered += text;
+    const events = buffered.split('\n\n');
+    buffered = events.pop()!;
+    for (const event of events) {
+      const data = /^data: (.*)$/m.exec(event)?.[1];
+      if (!data || data === '[DONE]') continue;
+      const content = (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content;
+      if (content) pieces.push({ at: Date.now(), text: content });
+    }
+  }
+  // The reader is left open: cancelling it would close the connection, and the gateway would settle
+  // the stream as a client that left (the kill -9 must find the stream still running).
+  reader.releaseLock();
+  return { raw, pieces };
+}

@@ -74,11 +74,20 @@ describeStore('auth and errors', () => {
     const catalog = (await (await call('/api/public/catalog')).json()) as { data: Array<Record<string, unknown>> };
     expect(catalog.data.find((o) => o.id === 'gpt-4o-mini')).toEqual({
       id: 'gpt-4o-mini', provider: 'openai', service_type: 'CHAT', availability: 'available', native_responses: false,
+      context_window: 128000, max_output_tokens: 16384,
       billing: { unit: 'token', per: 1000000, prices: { input: '0.15', output: '0.60', cached_input: '0.075' } },
     });
     expect(catalog.data.find((o) => o.id === 'gpt-4.1-codex-preview')?.availability).toBe('coming_soon');
     expect(catalog.data.find((o) => o.id === 'gpt-4o')).toMatchObject({ native_responses: true, billing: { prices: { web_search: '0.01' } } });
-    expect(catalog.data.find((o) => o.id === 'claude-sonnet-4-5')).toMatchObject({ provider: 'anthropic', billing: { prices: { cache_write: '3.75', cached_input: '0.30' } } });
+    expect(catalog.data.find((o) => o.id === 'claude-sonnet-4-5')).toMatchObject({ provider: 'anthropic', context_window: 200000, max_output_tokens: 64000, billing: { prices: { cache_write: '3.75', cached_input: '0.30' } } });
+    // Every token-priced offering, of every availability, carries its token limits as integers.
+    const tokenPriced = catalog.data.filter((o) => (o.billing as { unit: string }).unit === 'token');
+    expect(tokenPriced.map((o) => o.id)).toEqual(expect.arrayContaining(['gpt-4o', 'o4-mini', 'gpt-4.1-codex-preview', 'gpt-3.5-turbo', 'claude-haiku-4-5', 'claude-opus-4-5']));
+    for (const o of tokenPriced) {
+      expect(Number.isInteger(o.context_window) && (o.context_window as number) >= 1, `${String(o.id)} context_window`).toBe(true);
+      expect(Number.isInteger(o.max_output_tokens) && (o.max_output_tokens as number) >= 1, `${String(o.id)} max_output_tokens`).toBe(true);
+      expect(o.max_output_tokens as number).toBeLessThanOrEqual(o.context_window as number);
+    }
     const openapi = (await (await call('/openapi.json')).json()) as { openapi: string };
     expect(openapi.openapi).toBe('3.1.0');
   });

@@ -25,6 +25,12 @@ const SAMPLE: Record<string, Record<string, unknown>> = {
   responses: { model: 'gpt-4o-mini', input: 'hi', max_output_tokens: 16 },
   messages: { model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
   'count-tokens': { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }] },
+  rerank: { model: 'rerank-pro', query: 'hi', documents: ['hello', 'world'] },
+  translate: { model: 'translator-standard', text: 'hi', to: 'de' },
+  embeddings: { model: 'text-embedding-3-small', input: 'hi' },
+  moderations: { model: 'content-safety-text', text: 'hi' },
+  'language-analyze': { model: 'language-standard', text: 'hi' },
+  'language-summarize': { model: 'language-standard', text: 'Hi there.' },
 };
 
 /** The `type` each format gives a 413 and a 504 (spec 7 error families in the client vocabulary). */

@@ -3,7 +3,7 @@
  * the store of the vitest project (in-memory PGlite, or a fresh PostgreSQL database).
  */
 import { request } from 'undici';
-import { startGateway, type RunningGateway } from '../../src/boot.js';
+import { startGateway, type LogFn, type RunningGateway } from '../../src/boot.js';
 import { parseUsd } from '../../src/money.js';
 import type { Simulator } from '../../src/sim/server.js';
 import { openTestDb } from './db.js';
@@ -26,7 +26,7 @@ export interface TestGateway {
 }
 
 /** Boots a gateway with the project's manifests (or `configFile`) and test-friendly settings. */
-export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: (message: string) => void } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: LogFn } = {}): Promise<TestGateway> {
   const store = await openTestDb();
   const env: Record<string, string> = {
     PORT: '0', SIM_PORT: '0', GATEWAY_DATA_DIR: ':memory:', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'silent',

@@ -259,3 +259,21 @@ export function componentValidator(components: unknown, name: string): { (data: 
   const validate = ajv.compile({ $ref: `https://gateway.local/openapi.json#/components/schemas/${name}` });
   return Object.assign((data: unknown) => validate(data), { errorsText: () => ajv.errorsText(validate.errors) });
 }
+
+/**
+ * Sends one client request through the gateway (POST `route` with `key`) and returns the single request
+ * `vendor`'s mock logged for it, checked to reach `path` and to pass Prism's validation with no
+ * violation; the client's status comes back beside it (mock answers are placeholders).
+ */
+export async function gatewayRequestAsLogged(gatewayUrl: string, key: string, vendor: PrismProcess, route: string, body: unknown, path: string): Promise<{ logged: PrismLoggedRequest; status: number }> {
+  const mark = logMark(vendor);
+  const res = await fetch(`${gatewayUrl}${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  const [logged, ...rest] = await loggedRequestsSince(vendor, mark, 1);
+  const detail = `client ${res.status}: ${text.slice(0, 1000)}\nprism:\n${logged?.lines.join('\n').slice(0, 6000)}`;
+  expect(rest, detail).toEqual([]);
+  expect(`${logged!.method} ${logged!.path}`, detail).toBe(`POST ${path}`);
+  expect(logged!.violations, detail).toEqual([]);
+  expect(logged!.passed, detail).toBe(true);
+  return { logged: logged!, status: res.status };
+}

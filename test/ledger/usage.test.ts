@@ -108,6 +108,52 @@ describeStore(`usage rows (${storeKind})`, () => {
     expect(await ledger.listUsage('acct_nope', {})).toEqual({ data: [], next: null });
   });
 
+  it('rows carry the key that spent them, refunds keep it, and listUsage filters by key across pages', async () => {
+    const { id } = await ledger.createAccount({ balanceNano: 100n * X });
+    const [a, b] = [await ledger.createKey(id), await ledger.createKey(id)];
+    const settle = async (rows: UsageRowInput[]) => {
+      const holdId = `hold_${seq++}`;
+      await ledger.reserve({ holdId, accountId: id, amountNano: 0n, ttlMs: 60_000 });
+      return ledger.settle({ holdId, accountId: id, rows });
+    };
+    // Interleaved, and several rows per hold, so a key's rows are not one contiguous id range.
+    const written = [];
+    for (let i = 0; i < 4; i++) {
+      written.push(...(await settle([row(X, { keyId: a.id }), row(2n * X, { keyId: a.id, kind: 'web_search', unit: 'call' })])));
+      written.push(...(await settle([row(3n * X, { keyId: b.id })])));
+    }
+    written.push(...(await settle([row(X)]))); // no key (the ledger called directly): null
+    expect(written.map((r) => r.keyId)).toEqual([...Array.from({ length: 4 }, () => [a.id, a.id, b.id]).flat(), null]);
+    const refundRow = await ledger.refund(written[0]!.id);
+    expect(refundRow).toMatchObject({ keyId: a.id, refundOf: written[0]!.id });
+
+    // What was stored, not only what settle() echoed.
+    const everything = await ledger.listUsage(id, { limit: 500 });
+    expect(new Map(everything.data.map((r) => [r.id, r.keyId]))).toEqual(new Map([...written, refundRow].map((r) => [r.id, r.keyId])));
+
+    const pages = async (keyId: string, limit: number) => {
+      const seen: string[] = [];
+      const sizes: number[] = [];
+      let after: string | undefined;
+      do {
+        const page = await ledger.listUsage(id, { limit, after, keyId });
+        expect(page.data.every((r) => r.keyId === keyId && r.accountId === id)).toBe(true);
+        seen.push(...page.data.map((r) => r.id));
+        sizes.push(page.data.length);
+        after = page.next ?? undefined;
+      } while (after);
+      return { seen, sizes };
+    };
+    const ofA = [...written.filter((r) => r.keyId === a.id), refundRow].map((r) => r.id).reverse();
+    expect(await pages(a.id, 3)).toEqual({ seen: ofA, sizes: [3, 3, 3] });
+    expect(await pages(b.id, 3)).toEqual({ seen: written.filter((r) => r.keyId === b.id).map((r) => r.id).reverse(), sizes: [3, 1] });
+    // Exactly a page's worth: next is null, not an empty extra page.
+    expect((await ledger.listUsage(id, { keyId: b.id, limit: 4 })).next).toBeNull();
+    expect(await ledger.listUsage(id, { keyId: 'key_nope' })).toEqual({ data: [], next: null });
+    const other = await ledger.createAccount({ balanceNano: 0n });
+    expect(await ledger.listUsage(other.id, { keyId: a.id })).toEqual({ data: [], next: null });
+  });
+
   it('exactly 500 rows at limit 500 gives next null; 501 gives a next', async () => {
     const { id } = await charged(Array.from({ length: 501 }, () => row(1n)), 10n * X);
     const first = await ledger.listUsage(id, { limit: 500 });

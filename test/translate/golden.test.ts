@@ -1,7 +1,8 @@
 /**
  * Golden fixtures for every translator (test/translate/<from>--<to>/<case>/): the client request,
- * the expected upstream request, an upstream JSON answer or SSE stream, the expected client answer
- * or stream, and the expected normalized usage. Streams are also cut at every event boundary: the
+ * the expected upstream request (and query, `upstream-query.json`, when the operation takes one), an
+ * upstream JSON answer (with its headers, `upstream-headers.json`, when they carry a quantity) or SSE stream, the expected client answer
+ * or stream, and the expected normalized usage (and named quantities, `quantities.json`, for translator-sourced meters). Streams are also cut at every event boundary: the
  * translator must not throw and must emit exactly a prefix of the full client stream.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -66,11 +67,16 @@ for (const pair of pairs) {
         const options = existsSync(file('options.json')) ? (json(file('options.json')) as unknown as TranslatorOptions) : { params: {} };
         const translator = createTranslator(from, to, client, model, options);
         expect(translator.request(structuredClone(client), offering)).toEqual(json(file('upstream-request.json')));
+        // Query parameters and response headers, for operations that use them (e.g. translation).
+        if (existsSync(file('upstream-query.json'))) expect(translator.query?.(structuredClone(client))).toEqual(json(file('upstream-query.json')));
+        const headers = existsSync(file('upstream-headers.json')) ? (json(file('upstream-headers.json')) as Record<string, string>) : {};
         const usage = json(file('usage.json'));
         if (existsSync(file('upstream-response.json'))) {
-          const result = translator.response(json(file('upstream-response.json')), model);
+          const result = translator.response(json(file('upstream-response.json')), model, headers);
           expect(result.body).toEqual(json(file('client-response.json')));
           expect(result.usage).toEqual(usage);
+          // Named quantities for `source: { translator: <name> }` meters (e.g. text records), when the case pins them.
+          if (existsSync(file('quantities.json'))) expect(result.quantities).toEqual(json(file('quantities.json')));
           return;
         }
         const upstream = events(readFileSync(file('upstream-stream.sse'), 'utf8'));

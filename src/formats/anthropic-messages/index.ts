@@ -19,6 +19,7 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
   timeout: 'timeout_error',
   internal: 'api_error',
   too_large: 'request_too_large',
+  unavailable: 'api_error',
 };
 
 function errorBody(error: GatewayError): Record<string, unknown> {
@@ -31,12 +32,15 @@ export const anthropicMessagesFormat: ClientFormat = {
   errorBody,
   streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error)), 'error'),
   streamDoneFrame: null,
-  estimateInputTokens: countMessagesPromptTokens,
-  requestedMaxOutput: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),
-  billableTools: (body): Record<string, number> => {
-    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown; max_uses?: unknown }>) : [];
-    const search = tools.filter((t) => typeof t?.type === 'string' && t.type.startsWith('web_search_'));
-    if (search.length === 0) return {};
-    return { web_search: search.reduce((n, t) => n + (typeof t.max_uses === 'number' ? t.max_uses : DEFAULT_TOOL_CALL_CAP), 0) };
+  tokens: {
+    estimateInputTokens: countMessagesPromptTokens,
+    requestedMaxOutput: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),
+    maxOutputParam: () => 'max_tokens',
+    billableTools: (body): Record<string, number> => {
+      const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown; max_uses?: unknown }>) : [];
+      const search = tools.filter((t) => typeof t?.type === 'string' && t.type.startsWith('web_search_'));
+      if (search.length === 0) return {};
+      return { web_search: search.reduce((n, t) => n + (typeof t.max_uses === 'number' ? t.max_uses : DEFAULT_TOOL_CALL_CAP), 0) };
+    },
   },
 };

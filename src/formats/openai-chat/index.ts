@@ -14,6 +14,7 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
   timeout: 'server_error',
   internal: 'server_error',
   too_large: 'invalid_request_error',
+  unavailable: 'server_error',
 };
 
 function errorBody(error: GatewayError): Record<string, unknown> {
@@ -27,11 +28,15 @@ export const openaiChatFormat: ClientFormat = {
   // The official SDKs raise an APIError for a `data:` event that carries an `error` object.
   streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error))),
   streamDoneFrame: 'data: [DONE]\n\n',
-  estimateInputTokens: (body) => countChatPromptTokens(body.messages as unknown[], body.tools as unknown[] | undefined),
-  requestedMaxOutput: (body) => {
-    const value = body.max_completion_tokens ?? body.max_tokens;
-    return typeof value === 'number' ? value : null;
+  tokens: {
+    estimateInputTokens: (body) => countChatPromptTokens(body.messages as unknown[], body.tools as unknown[] | undefined),
+    requestedMaxOutput: (body) => {
+      const value = body.max_completion_tokens ?? body.max_tokens;
+      return typeof value === 'number' ? value : null;
+    },
+    // The newer name when the client sent it (it wins over max_tokens above), else the older one.
+    maxOutputParam: (body) => (typeof body.max_completion_tokens === 'number' ? 'max_completion_tokens' : 'max_tokens'),
+    // Chat completions have no built-in tools with a per-call meter.
+    billableTools: () => ({}),
   },
-  // Chat completions have no built-in tools with a per-call meter.
-  billableTools: () => ({}),
 };

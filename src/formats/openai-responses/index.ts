@@ -25,11 +25,14 @@ export const openaiResponsesFormat: ClientFormat = {
   // Before any event was sent the error is the first one; streams number it themselves (errorFrame).
   streamErrorFrame: (error: GatewayError) => responsesErrorFrame(error, 0),
   streamDoneFrame: null,
-  estimateInputTokens: countResponsesPromptTokens,
-  requestedMaxOutput: (body) => (typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null),
-  billableTools: (body): Record<string, number> => {
-    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: string }>) : [];
-    if (!tools.some((t) => WEB_SEARCH_TYPES.has(t.type ?? ''))) return {};
-    return { web_search: typeof body.max_tool_calls === 'number' ? body.max_tool_calls : DEFAULT_TOOL_CALL_CAP };
+  tokens: {
+    estimateInputTokens: countResponsesPromptTokens,
+    requestedMaxOutput: (body) => (typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null),
+    maxOutputParam: () => 'max_output_tokens',
+    billableTools: (body): Record<string, number> => {
+      const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: string }>) : [];
+      if (!tools.some((t) => WEB_SEARCH_TYPES.has(t.type ?? ''))) return {};
+      return { web_search: typeof body.max_tool_calls === 'number' ? body.max_tool_calls : DEFAULT_TOOL_CALL_CAP };
+    },
   },
 };

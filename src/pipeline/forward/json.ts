@@ -1,8 +1,11 @@
-/** Forwards a non-streaming proxy request and answers the client with the translated JSON. */
+/** Forwards a non-streaming proxy request (polling its job when the operation answers with one) and answers the client with the translated JSON. */
 import { GatewayError } from '../../errors.js';
+import { readPointer } from '../../meters/pointer.js';
 import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
+import { answerWithFile, readBounded } from './file.js';
+import { pollJob } from './poll.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
 
@@ -12,12 +15,26 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
   try { return JSON.parse(text); } catch { return null; }
 }
 
+/** The operation's path parameters from the client request (the route's `path_params`); a missing one is the client's 400. */
+function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
+  const entries = Object.entries(ctx.upstream!.choice.pathParams);
+  if (entries.length === 0) return null;
+  const params: Record<string, string> = {};
+  for (const [name, pointer] of entries) {
+    const value = readPointer(ctx.body, pointer);
+    if (typeof value !== 'string' || value === '') throw new GatewayError('invalid_request', `Missing required parameter: '${pointer.join('.')}'.`, { param: pointer.join('.') });
+    params[name] = value;
+  }
+  return params;
+}
+
 /** Sends the upstream request; an upstream error answer becomes the client's error, with nothing charged. */
 export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promise<UpstreamResponse> {
   const { provider } = ctx.model!;
   let response: UpstreamResponse;
   try {
-    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody!, ctx.clientGone.signal);
+    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery };
+    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, ctx.clientGone.signal, target);
   } catch (error) {
     if (!ctx.clientGone.signal.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
     throw error;
@@ -28,21 +45,35 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   throw ctx.translation!.translator.error(response.status, body, response.headers);
 }
 
-/** The JSON path: a client that left before the answer was written pays nothing. */
+/** The JSON (or file) path: a client that left before the answer was written pays nothing. */
 export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promise<void> {
   ctx.outcome = NOTHING;
   let upstreamBody: unknown;
+  let headers: Record<string, string> = {};
   try {
     const response = await sendUpstream(ctx, runtime);
-    upstreamBody = await readJsonBody(response);
+    const { poll, binary } = ctx.model!.provider.operations[ctx.upstream!.choice.operation]!;
+    if (binary) {
+      const data = await readBounded(response, binary.maxBytes);
+      if (!ctx.clientGone.signal.aborted) answerWithFile(ctx, data, response.headers);
+      return;
+    }
+    if (poll && response.status === 202) {
+      ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll, response, ctx.clientGone.signal));
+    } else {
+      headers = response.headers;
+      upstreamBody = await readJsonBody(response);
+    }
   } catch (error) {
     if (ctx.clientGone.signal.aborted) return;
     throw error instanceof GatewayError ? error : transportError(error);
   }
   if (ctx.clientGone.signal.aborted) return;
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
-  const { body, usage, outputText } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id);
-  ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText };
+  const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers);
+  // What a quantity meter may read: the upstream answer and headers, and the client answer.
+  const answer = { upstreamBody, headers, clientBody: body, quantities };
+  ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText, answer };
   ctx.finish = async () => {
     ctx.started = true;
     await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);

@@ -10,6 +10,7 @@ import type { StreamTranslator } from '../../translate/types.js';
 import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
+import { startCheckpoints } from './checkpoint.js';
 import { sendUpstream } from './json.js';
 
 function startSse(ctx: RequestContext): void {
@@ -88,14 +89,14 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   }
   const translator = ctx.translation!.translator.stream(ctx.model!.offering.id);
   runtime.metrics?.streamOpened();
-  // A stream may outlive its reservation's lifetime: keep the hold alive while it runs.
-  const ttlMs = ctx.gateway.settings.holdTtlMs;
-  const keepAlive = ctx.hold ? setInterval(() => { void runtime.ledger.extendHold(ctx.hold!.id, ttlMs).catch(() => undefined); }, Math.max(250, ttlMs / 3)) : null;
+  // A stream may outlive its reservation's lifetime: keep the hold alive while it runs, and record on
+  // it what was delivered so far (billed by the sweeper if this process dies mid-stream).
+  const stopCheckpoints = ctx.hold ? startCheckpoints(ctx, runtime, translator) : null;
   let end: StreamEnd;
   try {
     end = await pump(ctx, response.body, translator);
   } finally {
-    if (keepAlive) clearInterval(keepAlive);
+    stopCheckpoints?.();
     runtime.metrics?.streamClosed();
     if (!response.body.destroyed) response.body.destroy();
   }

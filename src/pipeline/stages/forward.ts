@@ -1,4 +1,4 @@
-/** Stage 5, forward: to the upstream (JSON or stream), or to a handler the gateway answers itself. */
+/** Stage 6, forward: to the upstream (JSON or stream), or to a handler the gateway answers itself. */
 import type { RouteManifest } from '../../generated/manifest-types.js';
 import type { StageHandler } from '../context.js';
 import { forwardJson } from '../forward/json.js';

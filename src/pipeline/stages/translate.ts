@@ -1,4 +1,4 @@
-/** Stage 4, translate: builds the upstream body with the translator chosen for the model's operation. */
+/** Stage 5, translate: builds the upstream body (and query) with the translator chosen for the model's operation. */
 import type { Stage } from '../stage.js';
 
 /** Translates proxy routes' requests. */
@@ -9,6 +9,7 @@ export const translateStage: Stage = {
     return (ctx) => {
       const translation = ctx.translation!;
       translation.upstreamBody = translation.translator.request(ctx.body, ctx.model!.offering);
+      translation.upstreamQuery = translation.translator.query?.(ctx.body) ?? null;
     };
   },
 };

@@ -1,15 +1,15 @@
 /**
- * Stage 2, validate: the request body against the route's wire schema (compiled at boot), then the
- * model against the live catalogue (spec 4.17: model_not_found, model_not_available).
+ * Stage 2, validate: the route's required headers, then the request body (JSON, or a multipart form
+ * read under the route's limits) against the route's wire schema, compiled at boot.
  */
+import { Readable } from 'node:stream';
 import type { ErrorObject } from 'ajv';
 import { GatewayError } from '../../errors.js';
+import { readPointer } from '../../meters/pointer.js';
 import type { RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
-import { applyParamPolicies } from '../../translate/params.js';
-import { createTranslator } from '../../translate/registry.js';
+import { readMultipart, type MultipartSpec } from '../bodies/multipart.js';
 import { MAX_BODY_DEPTH, nestedDeeperThan } from '../depth.js';
-import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 
 function schemaMessage(error: ErrorObject): { message: string; param: string | null } {
   const param = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : null;
@@ -17,32 +17,12 @@ function schemaMessage(error: ErrorObject): { message: string; param: string | n
     const missing = String(error.params.missingProperty);
     return { message: `Missing required parameter: '${param ? `${param}.` : ''}${missing}'.`, param: param ? `${param}.${missing}` : missing };
   }
+  if (error.keyword === 'additionalProperties') {
+    const extra = String(error.params.additionalProperty);
+    const named = param ? `${param}.${extra}` : extra;
+    return { message: `Unknown parameter: '${named}'.`, param: named };
+  }
   return { message: `Invalid '${param ?? 'body'}': ${error.message ?? 'invalid value'}.`, param };
-}
-
-/** Resolves `body.model` to an offering this route serves. */
-export function resolveModel(ctx: RequestContext): void {
-  const id = ctx.body.model;
-  if (typeof id !== 'string') throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
-  const offering = ctx.gateway.offerings.get(id);
-  if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" does not exist; refresh the catalogue.`, { param: 'model' });
-  if (offering.availability !== 'available') {
-    const state = offering.availability === 'coming_soon' ? 'coming soon' : 'unavailable';
-    throw new GatewayError('model_not_available', `The model "${id}" is ${state}; refresh the catalogue.`, { param: 'model' });
-  }
-  if (!ctx.route.serviceTypes.has(offering.serviceType)) {
-    throw new GatewayError('model_not_available', `The model "${id}" is a ${offering.serviceType} model and is not served by ${ctx.route.manifest.path}.`, { param: 'model' });
-  }
-  const provider = ctx.gateway.providers.get(offering.providerId)!;
-  ctx.model = { offering, provider };
-  const choice = chooseUpstream(ctx.route, offering, provider);
-  if (!choice) throw wrongEndpoint(ctx.gateway, ctx.route, offering, provider);
-  const format = provider.operations[choice.operation]!.format;
-  ctx.upstream = { choice, format };
-  ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
-  // Creating the translator validates what only the translation knows (unsupported parameters and tools).
-  const translator = createTranslator(ctx.route.manifest.format, format, ctx.body, offering.id, { params: choice.params });
-  ctx.translation = { translator, upstreamBody: null };
 }
 
 /** Rejects a request missing a required header (e.g. the messages format's version header). */
@@ -58,17 +38,26 @@ function checkHeaders(ctx: RequestContext): void {
   }
 }
 
-/** Validates bodies of routes that declare a request schema; resolves the model on proxy routes. */
+/** Reads a multipart body under the route's limits: its files go to `ctx.files`, its text fields are the body. */
+async function multipartFields(ctx: RequestContext, spec: MultipartSpec): Promise<Record<string, unknown>> {
+  const stream = ctx.req.body;
+  const contentType = ctx.req.headers['content-type'] ?? '';
+  if (!(stream instanceof Readable) || !/^multipart\/form-data\b/i.test(contentType)) {
+    throw new GatewayError('invalid_request', 'Unsupported Content-Type; send multipart/form-data.');
+  }
+  const { fields, files } = await readMultipart(stream, contentType, spec);
+  ctx.files = files;
+  return fields;
+}
+
+/** Validates the headers and bodies of routes that declare a request schema. */
 export const validateStage: Stage = {
   name: 'validate',
   compile: (route) => {
     const validate = route.validateRequest;
     if (!validate) return null;
     const pointer = route.streamPointer;
-    const proxy = route.manifest.handler === 'proxy';
-    return (ctx) => {
-      checkHeaders(ctx);
-      const body = ctx.req.body;
+    const accept = (ctx: RequestContext, body: unknown): void => {
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
       if (nestedDeeperThan(body)) throw new GatewayError('invalid_request', `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`);
       if (!validate(body)) {
@@ -76,12 +65,11 @@ export const validateStage: Stage = {
         throw new GatewayError('invalid_request', message, { param });
       }
       ctx.body = body as Record<string, unknown>;
-      if (pointer) {
-        let value: unknown = body;
-        for (const key of pointer) value = (value as Record<string, unknown> | undefined)?.[key];
-        ctx.stream = value === true;
-      }
-      if (proxy) resolveModel(ctx);
+      if (pointer) ctx.stream = readPointer(body, pointer) === true;
     };
+    const multipart = route.multipart;
+    // A JSON route stays synchronous; a multipart one reads its parts first.
+    if (multipart) return async (ctx) => { checkHeaders(ctx); accept(ctx, await multipartFields(ctx, multipart)); };
+    return (ctx) => { checkHeaders(ctx); accept(ctx, ctx.req.body); };
   },
 };

@@ -15,7 +15,7 @@ const base = { model: 'claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'u
 const params = { params: {} };
 
 function translate(body: Record<string, unknown>): Record<string, unknown> {
-  return createOpenaiChatToAnthropicMessages(body, params).request(body, offering);
+  return createOpenaiChatToAnthropicMessages(body, params).request(body, offering) as Record<string, unknown>;
 }
 
 function caught(fn: () => unknown): GatewayError {

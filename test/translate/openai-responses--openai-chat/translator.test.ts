@@ -16,7 +16,7 @@ const offering = { id: 'gpt-4o-mini', upstreamModel: 'gpt-4o-mini' } as Compiled
 const base = { model: 'gpt-4o-mini', input: 'hi' };
 
 function translate(body: Json): Json {
-  return createOpenaiResponsesToOpenaiChat(body, { params: {} }).request(body, offering);
+  return createOpenaiResponsesToOpenaiChat(body, { params: {} }).request(body, offering) as Json;
 }
 
 function caught(fn: () => unknown): GatewayError {

@@ -1,0 +1,92 @@
+/**
+ * Cross-file rules JSON Schema cannot express (issue 9 point 2), checked at boot, on hot reload and
+ * at codegen, each refusal naming file, path and reason: every translation a route can need exists;
+ * every offering a billable route can reach is priced in a unit the route meters; a route's default
+ * offering exists and is reachable.
+ */
+import { unitPrice } from '../billing/pricing.js';
+import type { ProviderManifest } from '../generated/manifest-types.js';
+import { meteredUnits } from '../meters/index.js';
+import { chooseUpstream } from '../pipeline/upstream-choice.js';
+import { hasTranslator } from '../translate/registry.js';
+import { ManifestError } from './errors.js';
+import type { CompiledOffering, CompiledProvider, CompiledRoute } from './types.js';
+
+/** Every translation a route can need must exist: checked at boot and at codegen, never per request. */
+export function checkTranslators(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
+  for (const route of routes) {
+    route.upstreams.forEach((upstream, index) => {
+      for (const { manifest } of providers.filter((p) => p.manifest.operations[upstream.operation])) {
+        const format = manifest.operations[upstream.operation]!.format;
+        if (!hasTranslator(route.manifest.format, format)) {
+          throw new ManifestError(route.file, `/upstreams/${index}`, `no translator ${route.manifest.format}--${format} for operation "${upstream.operation}" of provider ${manifest.id}`);
+        }
+      }
+    });
+  }
+}
+
+/** The `{name}` parameters of an operation path. */
+export function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+}
+
+/** Every `{name}` in the path of an operation a route can call must be resolved by the route's `path_params`. */
+export function checkPathParams(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
+  for (const route of routes) {
+    route.upstreams.forEach((upstream, index) => {
+      for (const { manifest } of providers) {
+        const op = manifest.operations[upstream.operation];
+        const unresolved = op ? pathParamNames(op.path).filter((name) => !upstream.pathParams[name]) : [];
+        if (unresolved.length > 0) {
+          throw new ManifestError(route.file, `/upstreams/${index}/path_params`, `operation "${upstream.operation}" of provider ${manifest.id} has path ${op!.path}: declare where {${unresolved.join('}, {')}} comes from`);
+        }
+      }
+    });
+  }
+}
+
+/** True when `route` can serve `offering` (its service type, and an operation its provider has). */
+function reaches(route: CompiledRoute, offering: CompiledOffering, providers: ReadonlyMap<string, CompiledProvider>): boolean {
+  const provider = providers.get(offering.providerId);
+  return route.serviceTypes.has(offering.serviceType) && provider !== undefined && chooseUpstream(route, offering, provider) !== null;
+}
+
+/** A billable route must meter the unit of every enabled offering it can reach. */
+export function checkMeters(routes: CompiledRoute[], offerings: ReadonlyMap<string, CompiledOffering>, providers: ReadonlyMap<string, CompiledProvider>): void {
+  for (const route of routes) {
+    if (!route.billable || route.manifest.handler !== 'proxy') continue;
+    const units = meteredUnits(route);
+    for (const offering of offerings.values()) {
+      if (!offering.enabled || units.has(offering.billing.unit) || !reaches(route, offering, providers)) continue;
+      throw new ManifestError(route.file, '/meter', `offering "${offering.id}" (provider ${offering.providerId}) is billed per ${offering.billing.unit}, which this route does not meter (it meters: ${[...units].join(', ') || 'nothing'})`);
+    }
+  }
+}
+
+/** Whether `a` costs less per unit than `b` (exact: cross-multiplied, no division). */
+function cheaper(a: CompiledOffering, b: CompiledOffering): boolean {
+  return unitPrice(a) * b.billing.per < unitPrice(b) * a.billing.per;
+}
+
+/**
+ * Sets each route's default offering (`model: {required: false}`): the one the manifest names, which
+ * must exist and be reachable, or else the cheapest available offering the route reaches.
+ */
+export function chooseDefaultModels(routes: CompiledRoute[], offerings: ReadonlyMap<string, CompiledOffering>, providers: ReadonlyMap<string, CompiledProvider>): void {
+  for (const route of routes) {
+    const model = route.manifest.model;
+    if (!model || model.required !== false) continue;
+    if (model.default !== undefined) {
+      const named = offerings.get(model.default);
+      if (!named || !reaches(route, named, providers)) throw new ManifestError(route.file, '/model/default', `offering "${model.default}" does not exist or is not served by this route`);
+      route.defaultModel = named.id;
+      continue;
+    }
+    let best: CompiledOffering | null = null;
+    for (const o of offerings.values()) {
+      if (o.enabled && o.availability === 'available' && reaches(route, o, providers) && (!best || cheaper(o, best))) best = o;
+    }
+    route.defaultModel = best?.id ?? null;
+  }
+}

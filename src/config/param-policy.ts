@@ -1,0 +1,8 @@
+/**
+ * A route's per-parameter policy for one translation (DESIGN.md: "declare `reject`, `drop` or
+ * `default` per parameter"). Its own module so that config/types and translate/types both depend on it
+ * and not on each other (issue 9, point 5: no import cycles).
+ */
+
+/** What a route's YAML declares for one client parameter a translation cannot carry as is. */
+export interface ParamPolicy { unsupported?: 'reject' | 'drop'; default?: unknown; }

@@ -1,0 +1,119 @@
+/**
+ * Compiles provider manifests: location and credential resolved from the environment (`env:NAME`
+ * locations, never values), auth as a header and prefix, operations with their static query, and
+ * offerings with exact nano-USD prices (spec 1: tokens priced by kind, every other unit by one price).
+ */
+import type { ProviderManifest } from '../generated/manifest-types.js';
+import { parsePointer } from '../meters/pointer.js';
+import { parseUsd } from '../money.js';
+import { authHeaderOf } from '../upstream/auth.js';
+import { ManifestError } from './errors.js';
+import type { CompiledOffering, CompiledOperation, CompiledProvider } from './types.js';
+
+/** What provider compilation needs from outside the manifests. */
+export interface ProviderContext { env: NodeJS.ProcessEnv; simulatorUrl: string | null; }
+
+/** The env variable named by an `env:NAME` location. */
+export function envLocation(location: string): string {
+  return location.slice('env:'.length);
+}
+
+/** True when the provider has no credential and will be served by the simulator. */
+export function needsSimulator(manifest: ProviderManifest, env: NodeJS.ProcessEnv): boolean {
+  return !env[envLocation(manifest.auth.key)] && manifest.simulator_when_keyless !== false;
+}
+
+function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simulated: boolean): string {
+  if (simulated) {
+    if (!ctx.simulatorUrl) throw new ManifestError(file, '/auth/key', `${m.auth.key} is not set and no simulator is running`);
+    // The simulator serves every format under the vendor's own path prefix (e.g. /v1).
+    return ctx.simulatorUrl + (m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '');
+  }
+  const url = ctx.env[m.base_url.env] || m.base_url.default;
+  // A per-customer resource (an Azure endpoint) has no default: its key without its endpoint is an error.
+  if (!url) throw new ManifestError(file, '/base_url', `${m.base_url.env} must be set when ${envLocation(m.auth.key)} is (the resource's endpoint)`);
+  return url;
+}
+
+function compileOperations(m: ProviderManifest): Record<string, CompiledOperation> {
+  const operations: Record<string, CompiledOperation> = {};
+  for (const [name, op] of Object.entries(m.operations)) {
+    const query = new URLSearchParams(op.query ?? {}).toString();
+    const poll = op.poll && {
+      locationHeader: op.poll.location_header.toLowerCase(), statusPointer: parsePointer(op.poll.status_pointer),
+      succeeded: new Set(op.poll.succeeded), failed: new Set(op.poll.failed), intervalMs: op.poll.interval_ms ?? 500, deadlineMs: op.poll.deadline_ms ?? 60_000,
+    };
+    const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
+    operations[name] = { method: op.method, path: op.path, format: op.format, query: query ? `?${query}` : '', poll: poll ?? null, binary };
+  }
+  return operations;
+}
+
+/** The manifest's static headers, plus each `env_headers` entry whose variable is set (e.g. an Azure region). */
+function staticHeaders(file: string, m: ProviderManifest, env: NodeJS.ProcessEnv): Record<string, string> {
+  const headers: Record<string, string> = { ...(m.headers ?? {}) };
+  for (const [name, variable] of Object.entries(m.env_headers ?? {})) {
+    const value = env[variable];
+    if (!value) continue;
+    if (/[\r\n]/.test(value)) throw new ManifestError(file, `/env_headers/${name}`, `${variable} must not contain a line break`);
+    headers[name.toLowerCase()] = value;
+  }
+  return headers;
+}
+
+/** One provider, ready to send requests to. */
+export function compileProvider(file: string, m: ProviderManifest, ctx: ProviderContext): CompiledProvider {
+  const apiKey = ctx.env[envLocation(m.auth.key)] || null;
+  const simulated = needsSimulator(m, ctx.env);
+  return {
+    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated).replace(/\/$/, ''), apiKey, auth: authHeaderOf(m.auth), simulated, headers: staticHeaders(file, m, ctx.env),
+    timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
+    operations: compileOperations(m),
+  };
+}
+
+function priceOf(file: string, path: string, text: string | undefined): bigint {
+  if (text === undefined) return -1n;
+  try { return parseUsd(text); } catch (error) { throw new ManifestError(file, path, (error as Error).message); }
+}
+
+type OfferingManifest = ProviderManifest['offerings'][number];
+
+/** Token prices; a missing cached or cache-write price means those tokens cost the plain input price. */
+function tokenBilling(file: string, at: string, o: OfferingManifest): Pick<CompiledOffering['billing'], 'prices' | 'tools' | 'toolText' | 'priceText'> {
+  const prices = o.billing.prices!;
+  const input = priceOf(file, `${at}/prices/input`, prices.input);
+  const cached = priceOf(file, `${at}/prices/cached_input`, prices.cached_input);
+  const write = priceOf(file, `${at}/prices/cache_write`, prices.cache_write);
+  const tools: Record<string, bigint> = {};
+  for (const [name, text] of Object.entries(o.billing.tools ?? {})) tools[name] = priceOf(file, `${at}/tools/${name}`, text);
+  return {
+    prices: { input, output: priceOf(file, `${at}/prices/output`, prices.output), cachedInput: cached < 0n ? input : cached, cacheWrite: write < 0n ? input : write },
+    priceText: { ...prices }, tools, toolText: { ...(o.billing.tools ?? {}) },
+  };
+}
+
+const NO_TOKEN_PRICES = { input: 0n, output: 0n, cachedInput: 0n, cacheWrite: 0n };
+
+/** A token-billed offering must declare its context window (the schema requires it; this narrows the type). */
+function contextWindowOf(file: string, index: number, o: OfferingManifest): number {
+  if (o.billing.unit !== 'token') return 0;
+  if (o.context_window === undefined) throw new ManifestError(file, `/offerings/${index}`, `a ${o.billing.unit}-billed offering must declare context_window`);
+  return o.context_window;
+}
+
+/** Every offering of one provider. */
+export function compileOfferings(file: string, m: ProviderManifest): CompiledOffering[] {
+  return m.offerings.map((o, index) => {
+    const at = `/offerings/${index}/billing`;
+    const tokens = o.billing.unit === 'token';
+    const billing: CompiledOffering['billing'] = tokens
+      ? { unit: 'token', per: BigInt(o.billing.per), price: 0n, ...tokenBilling(file, at, o) }
+      : { unit: o.billing.unit, per: BigInt(o.billing.per), prices: NO_TOKEN_PRICES, price: priceOf(file, `${at}/price`, o.billing.price), priceText: { [o.billing.unit]: o.billing.price! }, tools: {}, toolText: {} };
+    return {
+      id: o.id, upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
+      availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true, created: o.created ?? 0,
+      maxOutputTokens: o.max_output_tokens ?? 4096, contextWindow: contextWindowOf(file, index, o), billing,
+    };
+  });
+}

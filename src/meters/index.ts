@@ -1,0 +1,58 @@
+/**
+ * Compiles a route's `meter:` (issue 9, "Meters are data"): per billing unit, the meter that bills an
+ * offering of that unit. Refused with file, path and reason: a token meter on a format that cannot
+ * size requests in tokens, an unknown counter, a source that is not exactly one thing, a quantity read
+ * from the answer with no reserve declared (admission must price the request before any answer).
+ */
+import { ManifestError } from '../config/errors.js';
+import type { CompiledRoute } from '../config/types.js';
+import type { ClientFormat } from '../formats/types.js';
+import type { RouteManifest } from '../generated/manifest-types.js';
+import { quantityMeter } from './quantity-meter.js';
+import { compileSource, readsRequestOnly } from './sources.js';
+import { tokenMeter } from './token-meter.js';
+import type { RequestContext } from '../pipeline/context.js';
+import type { Meter } from './types.js';
+
+export type { Meter } from './types.js';
+
+/** The meters of one route by billing unit (empty for a free route). */
+export function compileMeters(manifest: RouteManifest, format: ClientFormat, file: string): ReadonlyMap<string, Meter> {
+  const meters = new Map<string, Meter>();
+  for (const [unit, spec] of Object.entries(manifest.meter ?? {})) {
+    const at = `/meter/${unit}`;
+    // `translator: tokens` is the token meter (input, output, cached... priced by kind); any other
+    // token source is a plain quantity of input tokens (embeddings), priced at the input rate.
+    if (unit === 'token' && spec.source.translator === 'tokens') {
+      if (!format.tokens) throw new ManifestError(file, at, `client format "${format.id}" cannot size requests in tokens, so it cannot have a token meter`);
+      meters.set(unit, tokenMeter(format.tokens));
+      continue;
+    }
+    const source = compileSource(spec.source, file, `${at}/source`);
+    const reserve = spec.reserve ? compileSource(spec.reserve, file, `${at}/reserve`) : source;
+    if (!readsRequestOnly(reserve)) {
+      throw new ManifestError(file, spec.reserve ? `${at}/reserve` : at, 'the quantity is read from the answer: declare a `reserve` that reads the request (an estimate, a cap or a constant)');
+    }
+    meters.set(unit, quantityMeter({ unit, kind: manifest.id, source, reserve, round: spec.round ?? 'ceil', headers: { ...spec.headers } }));
+  }
+  return meters;
+}
+
+/** Meters of every compiled route (a side table, so the configuration types need not know meters). */
+const ROUTE_METERS = new WeakMap<CompiledRoute, ReadonlyMap<string, Meter>>();
+
+/** Records the meters compiled for `route` (config compile, at boot and on every reload). */
+export function attachMeters(route: CompiledRoute, meters: ReadonlyMap<string, Meter>): void {
+  ROUTE_METERS.set(route, meters);
+}
+
+/** The billing units `route` meters. */
+export function meteredUnits(route: CompiledRoute): ReadonlySet<string> {
+  return new Set(ROUTE_METERS.get(route)?.keys() ?? []);
+}
+
+/** The meter of the request's route for its offering's billing unit; null on free routes or before a model. */
+export function meterOf(ctx: RequestContext): Meter | null {
+  if (!ctx.route.billable || !ctx.model) return null;
+  return ROUTE_METERS.get(ctx.route)?.get(ctx.model.offering.billing.unit) ?? null;
+}

@@ -1,0 +1,109 @@
+/**
+ * The quantity meter: every billing unit but tokens (characters, text records, search units,
+ * records, pages, features, seconds, images, megapixels, minutes; spec 1). One usage row per request:
+ * kind = the route's id (the capability), unit = the billing unit, quantity = the declared source
+ * rounded as declared, amount = quantity x price / per rounded once (half away from zero). The hold is
+ * the declared reserve quantity, priced and rounded up, so it never falls short by a nano.
+ */
+import type { CompiledOffering } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { UsageRowInput } from '../ledger/types.js';
+import { unitPrice } from '../billing/pricing.js';
+import { divideRounded, formatUsd } from '../money.js';
+import type { RequestContext } from '../pipeline/context.js';
+import { CounterInputError } from './counters/index.js';
+import { MissingQuantityError, readScaled, type ScaledSource, type SourceInputs } from './sources.js';
+import type { Bill, Meter, Quote } from './types.js';
+
+/** How a fractional quantity becomes a whole one. */
+export type Rounding = 'ceil' | 'floor' | 'half_up';
+
+/** A compiled quantity meter of one route. */
+export interface QuantitySpec {
+  unit: string;
+  /** The route's id: the usage rows' kind. */
+  kind: string;
+  source: ScaledSource;
+  reserve: ScaledSource;
+  round: Rounding;
+  headers: { quantity?: string; cost?: string };
+}
+
+/** Rounds a non-negative quantity to a whole one. */
+export function roundQuantity(value: number, mode: Rounding): bigint {
+  const whole = mode === 'ceil' ? Math.ceil(value) : mode === 'floor' ? Math.floor(value) : Math.floor(value + 0.5);
+  return BigInt(whole);
+}
+
+/** quantity x price / per, rounded half away from zero: the one rounding of a usage row. */
+export function quantityCharge(quantity: bigint, offering: CompiledOffering): bigint {
+  return divideRounded(quantity * unitPrice(offering), offering.billing.per);
+}
+
+/** The same, rounded up: what a hold reserves. */
+export function quantityHold(quantity: bigint, offering: CompiledOffering): bigint {
+  const per = offering.billing.per;
+  return (quantity * unitPrice(offering) + per - 1n) / per;
+}
+
+function read(source: ScaledSource, inputs: SourceInputs, round: Rounding): bigint {
+  try {
+    return roundQuantity(readScaled(source, inputs), round);
+  } catch (error) {
+    // A request value a counter cannot count is the client's to fix; the schema should have caught it.
+    if (error instanceof CounterInputError) throw new GatewayError('invalid_request', `The request cannot be metered: ${error.problem}.`);
+    // The answer lacks its billed quantity: a malformed answer, not billed (spec 1: failures are not charged).
+    if (error instanceof MissingQuantityError) throw new GatewayError('upstream_error', 'The upstream provider sent an answer without its billed quantity.');
+    throw error;
+  }
+}
+
+function plural(unit: string, n: bigint): string {
+  return n === 1n ? unit.replace(/_/g, ' ') : `${unit.replace(/_/g, ' ')}s`;
+}
+
+/** A meter billing one quantity of `spec.unit` per request. */
+export function quantityMeter(spec: QuantitySpec): Meter {
+  return {
+    unit: spec.unit,
+    check: () => undefined,
+    // Input tokens metered as a quantity (embeddings) count against the token rate limit like chat's.
+    demand: (ctx) => {
+      if (spec.unit !== 'token') return { tokens: 0, inputTokens: 0 };
+      const tokens = Number(read(spec.reserve, { request: ctx.body, answer: null }, spec.round));
+      return { tokens, inputTokens: tokens };
+    },
+
+    quote(ctx: RequestContext, demand): Quote {
+      const offering = ctx.model!.offering;
+      // Input tokens metered as a quantity were counted for the demand already.
+      const quantity = spec.unit === 'token' ? BigInt(demand.tokens) : read(spec.reserve, { request: ctx.body, answer: null }, spec.round);
+      const amountNano = quantityHold(quantity, offering);
+      return {
+        amountNano, inputEstimate: 0,
+        refusal: (account) => {
+          const available = account.balanceNano + account.creditLimitNano;
+          return {
+            message: `Insufficient balance: this request needs $${formatUsd(amountNano)} reserved (${quantity} ${plural(spec.unit, quantity)} at $${formatUsd(unitPrice(offering))} per ${offering.billing.per}); $${formatUsd(available > 0n ? available : 0n)} is available. Top up.`,
+            param: null,
+          };
+        },
+      };
+    },
+
+    bill(ctx, outcome): Bill | null {
+      if (outcome.delivery === 'none' || !outcome.answer) return null;
+      const offering = ctx.model!.offering;
+      const quantity = read(spec.source, { request: ctx.body, answer: outcome.answer }, spec.round);
+      const amountNano = quantityCharge(quantity, offering);
+      const row: UsageRowInput = {
+        requestId: ctx.requestId, keyId: ctx.auth?.keyId ?? null, model: offering.id, kind: spec.kind, unit: spec.unit,
+        quantity, amountNano, details: { price_usd: formatUsd(unitPrice(offering)), per: offering.billing.per.toString() },
+      };
+      const headers: Record<string, string> = {};
+      if (spec.headers.quantity) headers[spec.headers.quantity] = quantity.toString();
+      if (spec.headers.cost) headers[spec.headers.cost] = formatUsd(amountNano);
+      return { rows: [row], limiterTokens: spec.unit === 'token' ? Number(quantity) : 0, tokens: null, headers };
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Where a metered quantity comes from (issue 9, "Meters are data"): exactly one declared source per
+ * quantity, compiled once from the route manifest and read per request.
+ *  - `translator: <name>`: a quantity the request's translator reports (e.g. per-document counts);
+ *  - `upstream: /pointer`: a number in the upstream answer;
+ *  - `header: <name>`: a number in an upstream response header;
+ *  - `request: /pointer`: a number in the client request;
+ *  - `constant: <n>`: the same for every call;
+ *  - `counter: <name>` with `of: [/pointer, response:/pointer]`: a local counter (src/meters/counters)
+ *    over values of the client request (or, prefixed `response:`, of the client answer).
+ */
+import { ManifestError } from '../config/errors.js';
+import type { QuantitySource } from '../generated/manifest-types.js';
+import { COUNTERS, counterNamed, type Counter } from './counters/index.js';
+import { manifestPointer, readPointer, type Pointer } from './pointer.js';
+
+/** A compiled source. */
+export type Source =
+  | { kind: 'translator'; name: string }
+  | { kind: 'upstream'; pointer: Pointer }
+  | { kind: 'header'; name: string }
+  | { kind: 'request'; pointer: Pointer }
+  | { kind: 'constant'; value: number }
+  | { kind: 'counter'; counter: Counter; of: Array<{ in: 'request' | 'response'; pointer: Pointer }> };
+
+/** A source and what it is multiplied by: a constant, or the number of values at a request pointer. */
+export type ScaledSource = Source & { times?: number | Pointer };
+
+/** What a source may read: the client request always; the answer's parts once there is one. */
+export interface SourceInputs {
+  request: unknown;
+  answer: { upstreamBody: unknown; headers: Readonly<Record<string, string>>; clientBody: unknown; quantities: Readonly<Record<string, number>> } | null;
+}
+
+const KINDS = ['translator', 'upstream', 'header', 'request', 'constant', 'counter'] as const;
+
+/** Compiles one source with its `times`; a ManifestError names the file, the path and what is wrong. */
+export function compileSource(raw: QuantitySource, file: string, at: string): ScaledSource {
+  const source = compileBare(raw, file, at);
+  if (raw.times === undefined) return source;
+  if (typeof raw.times === 'number') return { ...source, times: raw.times };
+  return { ...source, times: manifestPointer(file, `${at}/times`, raw.times) };
+}
+
+function compileBare(raw: QuantitySource, file: string, at: string): Source {
+  const kinds = KINDS.filter((k) => raw[k] !== undefined);
+  if (kinds.length !== 1) throw new ManifestError(file, at, `declare exactly one of ${KINDS.join(', ')} (found ${kinds.length ? kinds.join(', ') : 'none'})`);
+  if (raw.of !== undefined && kinds[0] !== 'counter') throw new ManifestError(file, `${at}/of`, '`of` belongs to a counter source');
+  const pointer = (text: string, path: string): Pointer => manifestPointer(file, path, text);
+  switch (kinds[0]!) {
+    case 'translator': return { kind: 'translator', name: raw.translator! };
+    case 'upstream': return { kind: 'upstream', pointer: pointer(raw.upstream!, `${at}/upstream`) };
+    case 'header': return { kind: 'header', name: raw.header!.toLowerCase() };
+    case 'request': return { kind: 'request', pointer: pointer(raw.request!, `${at}/request`) };
+    case 'constant': return { kind: 'constant', value: raw.constant! };
+    case 'counter': {
+      const counter = counterNamed(raw.counter!);
+      if (!counter) throw new ManifestError(file, `${at}/counter`, `unknown local counter "${raw.counter}" (known: ${[...COUNTERS.keys()].join(', ')})`);
+      if (!raw.of?.length) throw new ManifestError(file, `${at}/of`, `counter "${raw.counter}" needs \`of\`: the pointers whose values it counts`);
+      return {
+        kind: 'counter', counter,
+        of: raw.of.map((text, i) => (text.startsWith('response:')
+          ? { in: 'response' as const, pointer: pointer(text.slice('response:'.length), `${at}/of/${i}`) }
+          : { in: 'request' as const, pointer: pointer(text, `${at}/of/${i}`) })),
+      };
+    }
+  }
+}
+
+/** How many values a request pointer holds: an array's length, 1 for any single value, 0 when absent. */
+function multiplicity(value: unknown): number {
+  if (Array.isArray(value)) return value.length;
+  return value === undefined ? 0 : 1;
+}
+
+/** Reads a source and applies its `times`. */
+export function readScaled(source: ScaledSource, inputs: SourceInputs): number {
+  const base = readSource(source, inputs);
+  if (source.times === undefined) return base;
+  return base * (typeof source.times === 'number' ? source.times : multiplicity(readPointer(inputs.request, source.times)));
+}
+
+/** True when the source can be read from the request alone (at admission, before any answer). */
+export function readsRequestOnly(source: Source): boolean {
+  if (source.kind === 'constant' || source.kind === 'request') return true;
+  return source.kind === 'counter' && source.of.every((o) => o.in === 'request');
+}
+
+/** Why a quantity could not be read (the answer lacked it): the caller decides the status. */
+export class MissingQuantityError extends Error {}
+
+function asNumber(value: unknown, what: string): number {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isFinite(number) || number < 0) throw new MissingQuantityError(`${what} is not a non-negative number`);
+  return number;
+}
+
+/** Reads a source; MissingQuantityError when the answer does not carry the quantity. */
+export function readSource(source: Source, inputs: SourceInputs): number {
+  const answer = inputs.answer;
+  switch (source.kind) {
+    case 'constant': return source.value;
+    case 'request': return asNumber(readPointer(inputs.request, source.pointer), `the request's /${source.pointer.join('/')}`);
+    case 'counter': {
+      const values = source.of.map((o) => readPointer(o.in === 'request' ? inputs.request : answer?.clientBody, o.pointer));
+      return source.counter.count(values);
+    }
+    case 'translator': return asNumber(answer?.quantities[source.name], `the translator's ${source.name}`);
+    case 'upstream': return asNumber(readPointer(answer?.upstreamBody, source.pointer), `the upstream answer's /${source.pointer.join('/')}`);
+    case 'header': return asNumber(answer?.headers[source.name], `the upstream header ${source.name}`);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The token meter (spec 1: chat, responses, messages; DESIGN.md "Reserve, then settle"): one
+ * implementation of the meter contract among others. It reserves the input estimate (with a margin)
+ * plus the output cap and the built-in tools' caps, and bills what the translator reported: a full
+ * answer its reported usage; content delivered before a stream broke (or a client left) the input plus
+ * the output delivered, counted with the tokenizer where nothing was reported; nothing delivered,
+ * nothing. Each reported built-in tool call is its own row.
+ */
+import { tokenCharge } from '../billing/pricing.js';
+import { quoteAmount, shortfall, shortfallMessage, type HoldQuote } from '../billing/shortfall.js';
+import type { CompiledOffering } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { TokenReader } from '../formats/types.js';
+import type { UsageRowInput } from '../ledger/types.js';
+import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
+import { countTextTokens } from '../tokenize.js';
+import type { TokenUsage } from '../translate/types.js';
+import type { Bill, Demand, Meter, Quote } from './types.js';
+
+/**
+ * The usage to bill for an outcome, or null when nothing is billable. A full answer pays what the
+ * upstream reported. A partial one pays the input (as reported up front, else the estimate) and
+ * the larger of the output reported so far and the tokenizer's count of what was delivered.
+ */
+export function billableUsage(outcome: ForwardOutcome, inputEstimate: number): TokenUsage | null {
+  if (outcome.delivery === 'none') return null;
+  const reported = outcome.reported;
+  if (outcome.delivery === 'full' && reported) return reported;
+  const delivered = countTextTokens(outcome.deliveredText);
+  if (reported) return { ...reported, output: Math.max(reported.output, delivered) };
+  return { input: inputEstimate, output: delivered, cachedInput: 0, cacheWrite: 0, reasoning: 0 };
+}
+
+/** The token usage row of one request (kind `tokens`, details with every count), tagged with the caller's key. */
+export function tokenRow(ctx: RequestContext, usage: TokenUsage, offering: CompiledOffering, estimated: boolean): UsageRowInput {
+  return {
+    requestId: ctx.requestId, keyId: ctx.auth?.keyId ?? null, model: offering.id, kind: 'tokens', unit: 'token',
+    quantity: BigInt(usage.input + usage.output), amountNano: tokenCharge(usage, offering),
+    details: {
+      input: usage.input, output: usage.output, cached: usage.cachedInput, cache_write: usage.cacheWrite,
+      reasoning: usage.reasoning, ...(estimated ? { counted_by: 'gateway_tokenizer' } : {}),
+    },
+  };
+}
+
+/**
+ * One usage row per reported built-in tool call (spec 2 "Billing usage rows", 4.3), priced per call
+ * from the catalogue, so each is auditable and refundable on its own. Unpriced tools were refused
+ * at admission; a price missing after a reload bills the call at zero rather than failing settlement.
+ */
+export function toolRows(ctx: RequestContext, usage: TokenUsage, offering: CompiledOffering): UsageRowInput[] {
+  const rows: UsageRowInput[] = [];
+  for (const [name, calls] of Object.entries(usage.toolCalls ?? {})) {
+    for (let i = 0; i < calls; i++) {
+      rows.push({ requestId: ctx.requestId, keyId: ctx.auth?.keyId ?? null, model: offering.id, kind: name, unit: 'call', quantity: 1n, amountNano: offering.billing.tools[name] ?? 0n, details: { call: i + 1, of: calls } });
+    }
+  }
+  return rows;
+}
+
+/**
+ * The most the request's built-in tools can cost: calls x price per call. A billable tool the
+ * offering has no price for is refused, so a call can never go unbilled (spec 4.3).
+ */
+function toolCap(tools: Record<string, number>, offering: CompiledOffering): bigint {
+  let total = 0n;
+  for (const [name, calls] of Object.entries(tools)) {
+    const price = offering.billing.tools[name];
+    if (price === undefined) throw new GatewayError('tool_not_available', `The ${name} tool is not available on model "${offering.id}".`, { param: 'tools' });
+    total += BigInt(calls) * price;
+  }
+  return total;
+}
+
+/** The token meter of a route whose client format sizes requests with `reader`. */
+export function tokenMeter(reader: TokenReader): Meter {
+  return {
+    unit: 'token',
+
+    // A cap above what the model can produce is refused, never clamped (issue 8 item 6).
+    check(ctx) {
+      const offering = ctx.model!.offering;
+      const requested = reader.requestedMaxOutput(ctx.body);
+      if (requested === null || requested <= offering.maxOutputTokens) return;
+      const param = reader.maxOutputParam(ctx.body);
+      throw new GatewayError('invalid_request', `${param} is ${requested}, above the ${offering.maxOutputTokens} output tokens model "${offering.id}" can produce.`, { param });
+    },
+
+    // The token limit counts the input and the output the client asked for (corrected to the usage after).
+    demand(ctx): Demand {
+      const inputTokens = reader.estimateInputTokens(ctx.body);
+      return { tokens: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), inputTokens };
+    },
+
+    quote(ctx, demand): Quote {
+      const offering = ctx.model!.offering;
+      const inputEstimate = demand.inputTokens;
+      const hold: HoldQuote = {
+        inputEstimate, maxOutput: reader.requestedMaxOutput(ctx.body) ?? offering.maxOutputTokens,
+        toolsNano: toolCap(reader.billableTools(ctx.body), offering), marginPercent: ctx.gateway.settings.inputMarginPercent, offering,
+      };
+      // The route's param defaults are in ctx.body; the client's own body tells whether it set the cap.
+      const cap = { param: reader.maxOutputParam(ctx.body), clientSet: reader.requestedMaxOutput(ctx.req.body as Record<string, unknown>) !== null };
+      return { amountNano: quoteAmount(hold), inputEstimate, refusal: (account) => shortfallMessage(shortfall(hold, account), hold, cap) };
+    },
+
+    bill(ctx, outcome, inputEstimate): Bill | null {
+      const usage = billableUsage(outcome, inputEstimate);
+      if (!usage) return null;
+      const offering = ctx.model!.offering;
+      const counted = outcome.delivery !== 'full' || !outcome.reported;
+      const rows = [tokenRow(ctx, usage, offering, counted), ...toolRows(ctx, usage, offering)];
+      return { rows, limiterTokens: usage.input + usage.output, tokens: usage, headers: {} };
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * One hold's whole life, in one place (DESIGN.md "Reserve, then settle"; issue 9 point 5). The stages
+ * call these and nothing else touches a hold:
+ *  - reserveHold (admission): the meter's quote, reserved in one guarded statement, or the 402;
+ *  - checkpointHold (a running stream): kept alive, with the usage delivered so far recorded on it;
+ *  - settleHold (meter): the bill charged, retried through a store outage (settling twice charges once);
+ *  - releaseHold (meter, or any failure): given back, deferred to the ledger's backlog during an outage.
+ * After a crash the sweeper settles a hold's last checkpoint, or gives it back (migration 005).
+ */
+import { DependencyUnavailableError, GatewayError } from '../errors.js';
+import type { UsageRowInput } from '../ledger/types.js';
+import type { Bill, Demand, Meter, Quote } from '../meters/types.js';
+import { retryWhileUnavailable } from '../store/retry.js';
+import type { RequestContext } from './context.js';
+import type { Runtime } from './stage.js';
+
+/** The 402 for a refused hold (spec 7): what it needed, what the account has, and how to fit (issue 8 item 6). */
+async function insufficientBalance(ctx: RequestContext, runtime: Runtime, quote: Quote): Promise<GatewayError> {
+  const account = await runtime.ledger.getAccount(ctx.auth!.accountId);
+  if (!account) return new GatewayError('insufficient_balance', 'Insufficient balance: the account cannot cover the maximum cost of this request.');
+  const { message, param } = quote.refusal(account);
+  return new GatewayError('insufficient_balance', message, { param });
+}
+
+/** Reserves the meter's quote for the request, or throws the 402; no upstream call without a hold. */
+export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: Meter, demand: Demand): Promise<void> {
+  const settings = ctx.gateway.settings;
+  const quote = meter.quote(ctx, demand);
+  const { amountNano, inputEstimate } = quote;
+  let reserved: boolean;
+  try {
+    reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs: settings.holdTtlMs });
+  } catch (error) {
+    // The store went away: the reserve may have committed before its answer was lost, so the hold
+    // is given back like any failed request's (a release of a hold that does not exist is a no-op).
+    if (error instanceof DependencyUnavailableError) ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+    throw error;
+  }
+  if (!reserved) throw await insufficientBalance(ctx, runtime, quote);
+  ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+}
+
+/** Gives the hold back, if still open: nothing charged. During a store outage it waits in the ledger's backlog. */
+export async function releaseHold(ctx: RequestContext, runtime: Runtime): Promise<void> {
+  if (!ctx.hold?.open) return;
+  ctx.hold.open = false;
+  await runtime.ledger.releaseOrDefer(ctx.hold.id);
+}
+
+/** Charges the bill against the hold and closes it; the settled figures go in the answer's headers. */
+export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bill): Promise<void> {
+  const hold = ctx.hold!;
+  hold.open = false;
+  // Settling twice charges once, so a settle is retried through a store outage (the answer waits).
+  await retryWhileUnavailable(() => runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows: bill.rows }));
+  if (!ctx.started) for (const [name, value] of Object.entries(bill.headers)) ctx.reply.header(name, value);
+}
+
+/**
+ * Keeps a running stream's hold alive and records on it the usage rows of what was delivered so far
+ * (`rows`, or none when nothing new was delivered). False when the hold is closed or unknown.
+ */
+export function checkpointHold(ctx: RequestContext, runtime: Runtime, rows: UsageRowInput[] | null): Promise<boolean> {
+  const delivered = rows ? { accountId: ctx.auth!.accountId, rows: rows.map((r) => ({ ...r, details: { ...r.details, settled_from: 'checkpoint' } })) } : undefined;
+  return runtime.ledger.extendHold(ctx.hold!.id, ctx.gateway.settings.holdTtlMs, delivered);
+}

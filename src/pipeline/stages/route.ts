@@ -1,0 +1,45 @@
+/**
+ * Stage 3, route: the request's model (or the route's default offering) against the live catalogue
+ * (spec 4.17: model_not_found, model_not_available), then the operation that serves it and the
+ * translator for that operation's wire format. Creating the translator refuses what only the
+ * translation knows (unsupported parameters and tools), and the meter refuses what the offering cannot
+ * serve under it: both before anything is reserved.
+ */
+import { GatewayError } from '../../errors.js';
+import { meterOf } from '../../meters/index.js';
+import { applyParamPolicies } from '../../translate/params.js';
+import { createTranslator } from '../../translate/registry.js';
+import type { RequestContext } from '../context.js';
+import type { Stage } from '../stage.js';
+import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
+
+/** Resolves `body.model` (or the route's default) to an offering, an operation and a translator. */
+export function routeRequest(ctx: RequestContext): void {
+  const id = ctx.body.model ?? ctx.route.defaultModel ?? undefined;
+  if (typeof id !== 'string') throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
+  const offering = ctx.gateway.offerings.get(id);
+  if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" does not exist; refresh the catalogue.`, { param: 'model' });
+  if (offering.availability !== 'available') {
+    const state = offering.availability === 'coming_soon' ? 'coming soon' : 'unavailable';
+    throw new GatewayError('model_not_available', `The model "${id}" is ${state}; refresh the catalogue.`, { param: 'model' });
+  }
+  if (!ctx.route.serviceTypes.has(offering.serviceType)) {
+    throw new GatewayError('model_not_available', `The model "${id}" is a ${offering.serviceType} model and is not served by ${ctx.route.manifest.path}.`, { param: 'model' });
+  }
+  const provider = ctx.gateway.providers.get(offering.providerId)!;
+  ctx.model = { offering, provider };
+  meterOf(ctx)?.check(ctx);
+  const choice = chooseUpstream(ctx.route, offering, provider);
+  if (!choice) throw wrongEndpoint(ctx.gateway, ctx.route, offering, provider);
+  const format = provider.operations[choice.operation]!.format;
+  ctx.upstream = { choice, format };
+  ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
+  const translator = createTranslator(ctx.route.manifest.format, format, ctx.body, offering.id, { params: choice.params });
+  ctx.translation = { translator, upstreamBody: null, upstreamQuery: null };
+}
+
+/** Routes every proxy route's requests. */
+export const routeStage: Stage = {
+  name: 'route',
+  compile: (route) => (route.manifest.handler === 'proxy' ? routeRequest : null),
+};

@@ -1,0 +1,78 @@
+/**
+ * Contract for moderation and language analysis (issue 9; spec 4.10, 4.11): the gateway's own upstream
+ * requests, sent with real-looking keys to Prism mocks playing Azure AI Content Safety and Azure AI
+ * Language from their published specs (../shared/specs/azure, the `*.prism-oas3.json` copies whose paths
+ * carry the service prefix), validate with no violation and reach the expected path with the
+ * Ocp-Apim-Subscription-Key header. The mocks' answers are placeholders (a job's operation-location is
+ * http://example.com, which the gateway refuses to follow), so the client's answer is not the point
+ * here: the simulator and test/e2e/{moderations,language}.test.ts check answers and billing.
+ */
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/paths.js';
+import { storeKind } from '../helpers/db.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { gatewayRequestAsLogged, startPrismMock, stopChild, type PrismLoggedRequest, type PrismProcess } from '../helpers/prism.js';
+
+const SPECS = resolve(projectRoot(), '../shared/specs/azure');
+const CONTENT_SAFETY_SPEC = resolve(SPECS, 'content-safety/contentsafety.prism-oas3.json');
+const LANGUAGE_SPEC = resolve(SPECS, 'language/analyzetext-2026-05-01.prism-oas3.json');
+
+describe.runIf(storeKind === 'pglite')('Prism vendor contract: the Azure Content Safety and Language requests validate against the vendors\' specs', () => {
+  let safety: PrismProcess;
+  let language: PrismProcess;
+  let t: TestGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    [safety, language] = await Promise.all([startPrismMock(CONTENT_SAFETY_SPEC), startPrismMock(LANGUAGE_SPEC)]);
+    t = await startTestGateway({
+      env: {
+        AZURE_CONTENT_SAFETY_KEY: 'safety-test-not-real', AZURE_CONTENT_SAFETY_ENDPOINT: safety.url,
+        AZURE_LANGUAGE_KEY: 'language-test-not-real', AZURE_LANGUAGE_ENDPOINT: language.url,
+      },
+    });
+    key = (await t.account('5')).key;
+  }, 180_000);
+
+  afterAll(async () => {
+    await t?.dispose();
+    await Promise.all([stopChild(safety?.child), stopChild(language?.child)]);
+  }, 60_000);
+
+  /** Sends a client request through the gateway; returns the one request the vendor's mock logged, checked clean and keyed. */
+  async function upstreamOf(vendor: PrismProcess, route: string, body: unknown, path: string): Promise<{ logged: PrismLoggedRequest; status: number }> {
+    const result = await gatewayRequestAsLogged(t.url, key, vendor, route, body, path);
+    expect(result.logged.lines.join('\n')).toMatch(/ocp-apim-subscription-key: (safety|language)-test-not-real/);
+    return result;
+  }
+
+  it('moderation: POST /contentsafety/text:analyze with the text and categories', async () => {
+    const { logged } = await upstreamOf(safety, '/v1/moderations', { text: 'I will attack them.', categories: ['Hate', 'Violence'] }, '/contentsafety/text:analyze');
+    expect(logged.lines.join('\n')).toContain('Body: {"text":"I will attack them.","categories":["Hate","Violence"]}');
+  });
+
+  it('analysis: POST /language/:analyze-text, one task per kind, the documents with their language', async () => {
+    const bodies: Array<[Record<string, unknown>, string]> = [
+      [{ text: ['The food was great.', 'The service was terrible.'], language: 'en' },
+        '{"kind":"SentimentAnalysis","analysisInput":{"documents":[{"id":"0","text":"The food was great.","language":"en"},{"id":"1","text":"The service was terrible.","language":"en"}]},"parameters":{"stringIndexType":"UnicodeCodePoint"}}'],
+      [{ kind: 'EntityRecognition', text: 'Satya went to Paris.' }, '"kind":"EntityRecognition"'],
+      [{ kind: 'KeyPhraseExtraction', text: 'Quarterly revenue exceeded every forecast.' }, '"kind":"KeyPhraseExtraction"'],
+      [{ kind: 'PiiEntityRecognition', text: 'Mail jane@example.com.' }, '"language":"auto"'],
+      [{ kind: 'LanguageDetection', text: ['Bonjour', 'Hello'] }, '{"kind":"LanguageDetection","analysisInput":{"documents":[{"id":"0","text":"Bonjour"},{"id":"1","text":"Hello"}]}}'],
+    ];
+    for (const [body, expected] of bodies) {
+      const { logged } = await upstreamOf(language, '/v1/language/analyze', body, '/language/:analyze-text');
+      expect(logged.lines.join('\n')).toContain(expected);
+    }
+  });
+
+  it('summarization: POST /language/analyze-text/jobs with one extractive or abstractive task (the mock\'s job location is not followed)', async () => {
+    const extractive = await upstreamOf(language, '/v1/language/summarize', { text: ['Sales rose. Costs fell.'], sentence_count: 2, sort_by: 'Rank', language: 'en' }, '/language/analyze-text/jobs');
+    expect(extractive.logged.lines.join('\n')).toContain('"tasks":[{"kind":"ExtractiveSummarization","taskName":"summarize","parameters":{"sentenceCount":2,"sortBy":"Rank","stringIndexType":"UnicodeCodePoint"}}]');
+    // The mock answers 202 with operation-location http://example.com: another host, never polled (502, nothing charged).
+    expect(extractive.status).toBe(502);
+    const abstractive = await upstreamOf(language, '/v1/language/summarize', { text: 'Sales rose. Costs fell.', summary_length: 'short' }, '/language/analyze-text/jobs');
+    expect(abstractive.logged.lines.join('\n')).toContain('"tasks":[{"kind":"AbstractiveSummarization","taskName":"summarize","parameters":{"summaryLength":"short","stringIndexType":"UnicodeCodePoint"}}]');
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * POST /v1/rerank end to end (issue 9; spec 4.13): the generic engine on a quantity meter. Real HTTP
+ * through fastify and undici to the simulator playing Cohere's /v2/rerank. One search unit per request
+ * whatever the number of documents or results; the settled quantity and charge in the answer's
+ * headers; bad input a 400 naming the parameter with nothing reserved or charged; an upstream failure
+ * charges nothing.
+ */
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { describeStore, storeKind } from '../helpers/db.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { expectUntouched, postJson, type JsonAnswer } from '../helpers/native.js';
+
+describeStore(`rerank (${storeKind})`, () => {
+  let t: TestGateway;
+  beforeAll(async () => { t = await startTestGateway(); });
+  afterAll(async () => { await t?.dispose(); });
+  beforeEach(async () => { await t.clearFaults(); });
+
+  const rerank = (key: string, body: unknown): Promise<JsonAnswer> => postJson(t, '/v1/rerank', key, body);
+  const untouched = (account: { id: string }, balanceNano: bigint): Promise<void> => expectUntouched(t, account, balanceNano);
+
+  it('ranks documents, bills one search unit exactly and says so in the headers', async () => {
+    const account = await t.account('1');
+    const a = await rerank(account.key, { model: 'rerank-pro', query: 'capital of France', documents: ['Paris is the capital of France.', { text: 'Bananas are yellow.' }, 'Berlin is in Germany.'], top_n: 2 });
+    expect(a.status).toBe(200);
+    expect(a.json).toMatchObject({ object: 'list', model: 'rerank-pro', usage: { searches: 1 } });
+    expect(a.json.results).toHaveLength(2);
+    for (const r of a.json.results) expect(r).toEqual({ index: expect.any(Number), relevance_score: expect.any(Number) });
+    expect(a.json.results[0].relevance_score).toBeGreaterThanOrEqual(a.json.results[1].relevance_score);
+    // $2.00 per 1,000 searches: one search is $0.002.
+    expect(a.headers.get('x-gateway-searches')).toBe('1');
+    expect(a.headers.get('x-gateway-cost-usd')).toBe('0.002');
+    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ kind: 'rerank', unit: 'search', quantity: 1n, amountNano: 2_000_000n, model: 'rerank-pro', requestId: a.headers.get('x-request-id') });
+    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 998_000_000n, heldNano: 0n, openHolds: 0 });
+  });
+
+  it('bills one search whatever the result count: top_n 1 over 1,000 documents', async () => {
+    const account = await t.account('1');
+    const documents = Array.from({ length: 1000 }, (_, i) => `document number ${i} about ${i % 7 === 0 ? 'France' : 'something else'}`);
+    const a = await rerank(account.key, { model: 'rerank-pro', query: 'France', documents, top_n: 1 });
+    expect(a.status).toBe(200);
+    expect(a.json.results).toHaveLength(1);
+    expect(a.json.results[0].index % 7).toBe(0);
+    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    expect(rows.map((r) => [r.quantity, r.amountNano])).toEqual([[1n, 2_000_000n]]);
+  });
+
+  it('refuses bad input with a 400 naming the parameter, reserving and charging nothing', async () => {
+    const account = await t.account('1');
+    const cases: Array<[unknown, string]> = [
+      [{ model: 'rerank-pro', query: 'q', documents: [] }, 'documents'],
+      [{ model: 'rerank-pro', query: 'q', documents: Array.from({ length: 1001 }, () => 'd') }, 'documents'],
+      [{ model: 'rerank-pro', documents: ['d'] }, 'query'],
+      [{ model: 'rerank-pro', query: '', documents: ['d'] }, 'query'],
+      [{ model: 'rerank-pro', query: 'q', documents: ['d'], top_n: 0 }, 'top_n'],
+      [{ model: 'rerank-pro', query: 'q', documents: ['d'], top_n: 1.5 }, 'top_n'],
+      [{ model: 'rerank-pro', query: 'q', documents: [{ title: 'no text' }] }, 'documents.0'],
+      [{ model: 'rerank-pro', query: 'q', documents: 'd' }, 'documents'],
+      [{ model: 'rerank-pro', query: 'q', documents: ['d'], return_documents: true }, 'return_documents'],
+      [{ query: 'q', documents: ['d'] }, 'model'],
+    ];
+    for (const [body, param] of cases) {
+      const a = await rerank(account.key, body);
+      expect(a.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(a.json.error.code).toBe('invalid_request');
+      expect(a.json.error.param, JSON.stringify(a.json)).toBe(param);
+    }
+    const chatModel = await rerank(account.key, { model: 'gpt-4o-mini', query: 'q', documents: ['d'] });
+    expect(chatModel.status).toBe(400);
+    expect(chatModel.json.error).toMatchObject({ code: 'model_not_available', param: 'model' });
+    const unknown = await rerank(account.key, { model: 'rerank-nope', query: 'q', documents: ['d'] });
+    expect(unknown.json.error).toMatchObject({ code: 'model_not_found', param: 'model' });
+    await untouched(account, 1_000_000_000n);
+  });
+
+  it('charges nothing when the upstream fails or answers malformed, and answers 402 when the search does not fit', async () => {
+    const account = await t.account('1');
+    await t.fault({ status: 500 });
+    const failed = await rerank(account.key, { model: 'rerank-pro', query: 'q', documents: ['d'] });
+    expect(failed.status).toBe(502);
+    expect(failed.json.error.code).toBe('upstream_error');
+    await t.fault({ error_after_chunks: 2 });
+    const malformed = await rerank(account.key, { model: 'rerank-pro', query: 'q', documents: ['d'] });
+    expect(malformed.status).toBe(502);
+    await untouched(account, 1_000_000_000n);
+    await t.clearFaults();
+
+    const poor = await t.account('0.001');
+    const refused = await rerank(poor.key, { model: 'rerank-pro', query: 'q', documents: ['d'] });
+    expect(refused.status).toBe(402);
+    expect(refused.json.error).toMatchObject({ code: 'insufficient_balance', param: null });
+    expect(refused.json.error.message).toBe('Insufficient balance: this request needs $0.002 reserved (1 search at $2 per 1000); $0.001 is available. Top up.');
+    await untouched(poor, 1_000_000n);
+  });
+});

@@ -1,0 +1,20 @@
+/** Shared by the native routes' end-to-end tests: a JSON POST, and the check that nothing was reserved or charged. */
+import { expect } from 'vitest';
+import type { TestGateway } from './gateway.js';
+
+/** A JSON answer: status, headers and the parsed body. */
+export interface JsonAnswer { status: number; headers: Headers; json: any }
+
+/** POSTs `body` as JSON to `path` with the key; `check` sees every parsed body (e.g. a response schema). */
+export async function postJson(t: TestGateway, path: string, key: string, body: unknown, check?: (answer: JsonAnswer) => void): Promise<JsonAnswer> {
+  const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = { status: res.status, headers: res.headers, json: await res.json() };
+  check?.(answer);
+  return answer;
+}
+
+/** The account still has `balanceNano`, holds nothing and has no usage row. */
+export async function expectUntouched(t: TestGateway, account: { id: string }, balanceNano: bigint): Promise<void> {
+  expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano, heldNano: 0n, openHolds: 0 });
+  expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
+}

@@ -1,0 +1,52 @@
+/**
+ * A TCP proxy on loopback between the gateway and a server (PostgreSQL, Redis), which a test cuts
+ * and restores to play an outage: `cut()` drops every open connection and stops listening (new
+ * connections are refused), `restore()` listens again on the same port.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+/** A running proxy. */
+export interface TcpProxy {
+  port: number;
+  /** How many connections it accepted so far. */
+  accepted(): number;
+  cut(): Promise<void>;
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy to `target` on a free loopback port. */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const onConnection = (client: Socket): void => {
+    accepted += 1;
+    const upstream = connect(target.port, target.host);
+    sockets.add(client).add(upstream);
+    const drop = (): void => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream).pipe(client);
+  };
+  const listen = (port: number): Promise<Server> => new Promise((ok, fail) => {
+    const server = createServer(onConnection);
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', () => ok(server));
+  });
+  let server: Server | null = await listen(0);
+  const port = (server.address() as { port: number }).port;
+  const stop = async (): Promise<void> => {
+    const closing = server ? new Promise<void>((ok) => server!.close(() => ok())) : Promise.resolve();
+    server = null;
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+    await closing;
+  };
+  return {
+    port,
+    accepted: () => accepted,
+    cut: stop,
+    async restore() { if (!server) server = await listen(port); },
+    close: stop,
+  };
+}

@@ -1,0 +1,87 @@
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Ledger } from '../../src/ledger/ledger.js';
+import type { Queryable } from '../../src/store/db.js';
+import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
+
+const X = 1_000_000n;
+let seq = 0;
+const holdId = () => `hold_async_${Date.now()}_${seq++}`;
+
+/**
+ * Migration 006: a ledger_batch without a settle commits with synchronous_commit = off (issue 8: a
+ * reserve or a release need not wait for the WAL flush); one with a settle keeps the server's setting.
+ */
+describeStore(`ledger_batch commit mode (${storeKind})`, () => {
+  let t: Awaited<ReturnType<typeof openTestDb>>;
+  let ledger: Ledger;
+  let client: pg.Client | null = null;
+  /** One connection, so that a setting left behind by a call would be seen by the next statement. */
+  let conn: Queryable;
+  let accountId: string;
+  beforeAll(async () => {
+    t = await openTestDb();
+    ledger = new Ledger(t.db);
+    accountId = (await ledger.createAccount({ balanceNano: 1000n * X, creditLimitNano: 0n })).id;
+    if (t.databaseUrl) {
+      client = new pg.Client({ connectionString: t.databaseUrl });
+      await client.connect();
+      conn = { query: async <T>(sql: string, params?: unknown[]) => (await client!.query(sql, params)).rows as T[] };
+    } else {
+      conn = t.db;
+    }
+  });
+  afterAll(async () => { await client?.end(); await t?.dispose(); });
+
+  const setting = async () => (await conn.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s"))[0]!.s;
+  const batch = (b: { reserve?: unknown[]; release?: string[]; settle?: unknown[] }) =>
+    JSON.stringify({ reserve: b.reserve ?? [], release: b.release ?? [], settle: b.settle ?? [] });
+  const reserveItem = (hold: string) => ({ hold, account: accountId, amount: String(X), ttl_ms: 60_000 });
+  const settleItem = (hold: string) => ({
+    hold, account: accountId,
+    rows: [{ id: `use_${hold}`, request_id: hold, model: 'm', kind: 'tokens', quantity: '1', unit: 'token', amount: '5', details: {}, key_id: null }],
+  });
+
+  /** Runs one ledger_batch in an explicit transaction and reads synchronous_commit after it, in the same transaction. */
+  const modeInside = async (payload: string): Promise<string> => {
+    await conn.query('BEGIN');
+    try {
+      await conn.query('SELECT kind, n, status FROM ledger_batch($1::jsonb)', [payload]);
+      return await setting();
+    } finally {
+      await conn.query('COMMIT');
+    }
+  };
+
+  it('turns synchronous_commit off for the transaction of a batch of reserves and releases only', async () => {
+    const before = await setting();
+    expect(before).toBe('on');
+    const a = holdId();
+    const b = holdId();
+    expect(await modeInside(batch({ reserve: [reserveItem(a), reserveItem(b)] }))).toBe('off');
+    expect(await modeInside(batch({ release: [a] }))).toBe('off');
+    // Transaction-local: the connection is back to its own setting once the transaction ends.
+    expect(await setting()).toBe(before);
+    // The money moved as always.
+    expect(await ledger.getAccount(accountId)).toMatchObject({ heldNano: X, openHolds: 1 });
+    await ledger.release(b);
+  });
+
+  it('keeps the server setting for a batch with a settle, even with reserves and releases in it', async () => {
+    const a = holdId();
+    const b = holdId();
+    expect(await modeInside(batch({ reserve: [reserveItem(a)] }))).toBe('off');
+    expect(await modeInside(batch({ settle: [settleItem(a)], reserve: [reserveItem(b)] }))).toBe('on');
+    expect(await modeInside(batch({ settle: [settleItem(b)] }))).toBe('on');
+    for (const line of await ledger.reconcile()) expect(line.differenceNano, line.accountId).toBe(0n);
+  });
+
+  it('leaves nothing behind on the connection after an autocommit call', async () => {
+    const a = holdId();
+    await conn.query('SELECT kind, n, status FROM ledger_batch($1::jsonb)', [batch({ reserve: [reserveItem(a)] })]);
+    expect(await setting()).toBe('on');
+    await conn.query('SELECT kind, n, status FROM ledger_batch($1::jsonb)', [batch({ release: [a] })]);
+    expect(await setting()).toBe('on');
+    expect(await ledger.getAccount(accountId)).toMatchObject({ heldNano: 0n, openHolds: 0 });
+  });
+});

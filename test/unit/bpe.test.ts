@@ -1,0 +1,58 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { describe, expect, it } from 'vitest';
+import { countO200kTokens, o200kLoaded, parseTiktoken } from '../../src/bpe.js';
+
+/** gpt-tokenizer's count, special-token strings as plain text: the reference src/bpe.ts must equal. */
+const reference = (text: string): number => countTokens(text, { disallowedSpecial: new Set() });
+
+const root = join(import.meta.dirname, '../..');
+
+describe('countO200kTokens (the compact o200k table)', () => {
+  it('reads the table on the first count, not on import', () => {
+    expect(o200kLoaded()).toBe(false);
+    expect(countO200kTokens('')).toBe(0);
+    expect(o200kLoaded()).toBe(false);
+    expect(countO200kTokens('hello world')).toBe(2);
+    expect(o200kLoaded()).toBe(true);
+  });
+
+  it('counts real text exactly as gpt-tokenizer does', () => {
+    const files = [
+      join(root, 'README.md'), join(root, 'gateway.config.yaml'), join(root, 'src/tokenize.ts'), join(root, 'src/bpe.ts'),
+      ...readdirSync(join(root, 'providers')).map((f) => join(root, 'providers', f)),
+    ];
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      expect(countO200kTokens(text), file).toBe(reference(text));
+    }
+  });
+
+  it('counts generated text exactly as gpt-tokenizer does (scripts, emoji, digits, contractions, BOMs, lone surrogates)', () => {
+    const pieces = [
+      'a', 'Z', 'hello', 'World', ' the', '  ', '\n', '\r\n', '\t', ' \n ', '0', '42', '12345', "'s", "'LL", "'ve", '.', '...', '/', '-->',
+      'é', 'Ünï', '日本語', 'テキスト', '한국어', 'ё', 'ǅ', 'ʰ', '\u0301', '😀', '👍🏽', '👨‍👩‍👧', '\uFEFF', '\uFEFF\uFEFF', '\uD800', '\uDC00',
+      '<|endoftext|>', '<|im_start|>', '{"a":1}', '\u00a0', '\u2028', 'ﬁ', '\u0000', '\u{10FFFF}',
+    ];
+    const composed = fc.array(fc.constantFrom(...pieces), { maxLength: 30 }).map((parts) => parts.join(''));
+    const anyUnits = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+    const anyCodePoints = fc.string({ unit: 'binary', maxLength: 40 });
+    fc.assert(fc.property(fc.oneof(composed, anyUnits, anyCodePoints), (text) => countO200kTokens(text) === reference(text)), { numRuns: 3000 });
+  });
+
+  it('reproduces gpt-tokenizer on text that starts with a byte-order mark', () => {
+    for (const text of ['\uFEFF', '\uFEFFbom', ' \uFEFFbom', '\uFEFF\uFEFFx', 'a\uFEFFb', '\uFEFF日本']) {
+      expect(countO200kTokens(text), JSON.stringify(text)).toBe(reference(text));
+    }
+  });
+
+  it('parses a .tiktoken file: base64 bytes and ranks in order', () => {
+    const file = Buffer.from(['YQ== 0', 'Yg== 1', 'YWI= 2', 'YWJj 3', ''].join('\n'));
+    const v = parseTiktoken(file);
+    expect([...v.offsets]).toEqual([0, 1, 2, 4, 7]);
+    expect(Buffer.from(v.bytes).toString()).toBe('abababc');
+    expect(() => parseTiktoken(Buffer.from('YQ== 1\n'))).toThrow(/rank 1/);
+  });
+});
