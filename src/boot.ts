@@ -3,13 +3,19 @@
  * plus the hold sweeper and, on request, hot reload. Used by `npm start` and by the tests.
  */
 import { resolve } from 'node:path';
-import { CronJob } from 'cron';
 import type { FastifyInstance } from 'fastify';
 import { compileGateway, needsSimulator } from './config/compile.js';
 import { ManifestError } from './config/errors.js';
 import { loadGateway } from './config/load.js';
 import { watchConfig, type ConfigWatcher } from './config/reload.js';
-import { runExclusive } from './jobs/exclusive.js';
+import { Jobs } from './jobs/scheduler.js';
+import type { FilesSettings } from './config/types.js';
+import { systemClock, type Clock } from './clock.js';
+import { createBlobStore } from './files/blob/index.js';
+import { cleanupTempFiles } from './files/cleanup.js';
+import { signingSecret, type FileServices } from './files/index.js';
+import { TempFiles } from './files/temp-files.js';
+import { MessageFiles } from './files/message-files.js';
 import { Ledger } from './ledger/ledger.js';
 import { createLimiter } from './limits/index.js';
 import { AuthCache } from './pipeline/auth-cache.js';
@@ -33,6 +39,8 @@ export interface GatewayOptions {
   env?: NodeJS.ProcessEnv;
   watch?: boolean;
   log?: LogFn;
+  /** The clock of file lifetimes and quotas (tests move one by hand); default the system clock. */
+  clock?: Clock;
 }
 
 /** Where the gateway's own lines go; `level` defaults to info (outages are warn, recoveries info). */
@@ -102,9 +110,13 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     limiter: () => limiterBackend.check(),
     config: (): ConfigCheck => ({ status: 'ok', loaded_at: gateway.loadedAt.toISOString(), routes: gateway.routes.length, offerings: gateway.offerings.size, last_reload: lastReload }),
   };
+  const clock = opts.clock ?? systemClock;
+  const files = await openFiles(db, runtime.upstream, env, gateway.settings.dataDir === ':memory:' ? null : gateway.settings.dataDir, clock, () => gateway.settings.files);
+  runtime.files = files;
+  const jobs = new Jobs(db, (message, fields) => log(message, fields));
   let generation = buildGeneration(gateway, runtime);
   const app = await buildServer({
-    runtime, generation: () => generation, adminToken: env.GATEWAY_ADMIN_TOKEN || null,
+    runtime, generation: () => generation, adminToken: env.GATEWAY_ADMIN_TOKEN || null, jobs,
     openapiFile: resolve(projectRoot(), 'src/generated/openapi.json'), bodyLimitBytes: gateway.settings.bodyLimitBytes,
     metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || null,
     log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }, 'error'),
@@ -114,14 +126,12 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const address = app.server.address();
   const url = `http://${gateway.settings.host}:${typeof address === 'object' && address ? address.port : gateway.settings.port}`;
 
-  const sweeper = CronJob.from({
-    cronTime: cronEvery(gateway.settings.sweepIntervalMs), start: true,
-    onTick: async () => {
-      const released = await runExclusive(db, 'hold-sweeper', () => ledger.sweepExpiredHolds()).catch((e: unknown) => { log('hold sweep failed', { error: String(e) }); return 0; });
-      if (released) log('released expired holds', { released });
-    },
-  });
-  await runExclusive(db, 'hold-sweeper', () => ledger.sweepExpiredHolds());
+  jobs.add({ name: 'hold-sweeper', schedule: cronEvery(gateway.settings.sweepIntervalMs), run: async () => ({ released: await ledger.sweepExpiredHolds() }) });
+  jobs.add({ name: 'files-cleanup', schedule: gateway.settings.files.cleanupSchedule, run: async () => ({
+    ...await cleanupTempFiles(db, files.blobs, clock, gateway.settings.files.uploadUrlTtlMs),
+    ...await files.messages?.cleanup(gateway.providers),
+  }) });
+  await jobs.runNow('hold-sweeper');
 
   const reload = async (): Promise<ManifestError | null> => {
     try {
@@ -144,6 +154,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     await runtime.upstream.close();
     await runtime.limiter.close();
     await (simulator as Simulator | null)?.close();
+    await files.blobs.close();
     ledger.close();
     await db.close();
   };
@@ -159,17 +170,25 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     get simulator() { return simulator; },
     async drain(deadlineMs: number) {
       watcher?.close();
-      await sweeper.stop();
+      await jobs.stop();
       await drain(app, runtime.inflight, deadlineMs, log);
       await closeServices();
     },
     async close() {
       watcher?.close();
-      await sweeper.stop();
+      await jobs.stop();
       const closing = app.close();
       app.server.closeAllConnections();
       await closing;
       await closeServices();
     },
   };
+}
+
+/** The blob store (GATEWAY_BLOB_STORE) and the file services on it. */
+async function openFiles(db: Db, upstream: UpstreamClient, env: NodeJS.ProcessEnv, dataDir: string | null, clock: Clock, settings: () => FilesSettings): Promise<FileServices> {
+  const blobs = createBlobStore(env, dataDir);
+  const temp = new TempFiles({ db, blobs, settings, clock, secret: await signingSecret(db, env) });
+  const messages = new MessageFiles({ db, blobs, upstream, clock, settings });
+  return { blobs, temp, messages, publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') || null };
 }

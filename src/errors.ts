@@ -7,7 +7,7 @@
 /** Error type families, mapped by each format to its own vocabulary. */
 export type ErrorKind =
   | 'invalid_request' | 'authentication' | 'payment' | 'not_found' | 'rate_limit'
-  | 'upstream' | 'timeout' | 'internal' | 'too_large' | 'unavailable';
+  | 'upstream' | 'timeout' | 'internal' | 'too_large' | 'unavailable' | 'conflict';
 
 interface ErrorSpec { status: number; kind: ErrorKind; }
 
@@ -31,6 +31,19 @@ export const ERROR_TABLE = {
   upstream_error: { status: 502, kind: 'upstream' },
   upstream_unavailable: { status: 503, kind: 'upstream' },
   upstream_timeout: { status: 504, kind: 'timeout' },
+  // Files (issue 10; spec 2, 3, 4.5-4.7): an unknown id and another account's id are the same 404.
+  file_not_found: { status: 404, kind: 'not_found' },
+  file_expired: { status: 404, kind: 'not_found' },
+  file_not_finalized: { status: 400, kind: 'invalid_request' },
+  file_purpose_mismatch: { status: 400, kind: 'invalid_request' },
+  file_verification_failed: { status: 400, kind: 'invalid_request' },
+  file_quota_exceeded: { status: 400, kind: 'invalid_request' },
+  upload_too_large: { status: 413, kind: 'too_large' },
+  // Operation ids and skills executions (spec 4.6, 7: 409 for an operation id already submitted).
+  operation_id_required: { status: 400, kind: 'invalid_request' },
+  operation_id_reused: { status: 409, kind: 'conflict' },
+  skill_execution_pending: { status: 409, kind: 'conflict' },
+  execution_recovery_required: { status: 409, kind: 'conflict' },
   // The gateway's own dependencies (issue 8): the shared limiter backend or the store is down.
   limiter_unavailable: { status: 503, kind: 'unavailable' },
   store_unavailable: { status: 503, kind: 'unavailable' },

@@ -9,6 +9,7 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthCache } from '../pipeline/auth-cache.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { Jobs } from '../jobs/scheduler.js';
 import { AdminError, toAdminError } from './errors.js';
 import { accountJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
 import { registerLimitRoutes } from './limits.js';
@@ -18,6 +19,8 @@ export interface AdminDeps {
   ledger: Ledger;
   auth: AuthCache;
   token: string;
+  /** Scheduled jobs, runnable now by name. */
+  jobs?: Jobs;
 }
 
 const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -196,6 +199,11 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     });
 
     scope.post('/holds/sweep', async () => ({ released: await ledger.sweepExpiredHolds() }));
+    scope.post<{ Params: { name: string } }>('/jobs/:name/run', { schema: { params: paramsSchema('name') } }, async (req) => {
+      const run = await deps.jobs?.runNow(req.params.name);
+      if (!run) throw new AdminError('not_found', `no job ${req.params.name} (jobs: ${deps.jobs?.names().join(', ') || 'none'})`);
+      return run;
+    });
     registerLimitRoutes(scope, ledger, auth);
   }, { prefix: '/admin' });
 }

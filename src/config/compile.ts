@@ -17,7 +17,7 @@ import { ManifestError } from './errors.js';
 import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
 import { compileOfferings, compileProvider, needsSimulator, envLocation } from './providers.js';
-import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, GatewaySettings } from './types.js';
+import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, FilesSettings, GatewaySettings } from './types.js';
 
 export { envLocation, needsSimulator } from './providers.js';
 
@@ -52,6 +52,26 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     simulatorPort: intFromEnv(env, 'SIM_PORT', c.simulator?.port ?? 0),
     limits: limitsOf(c.limits),
     limiterPolicy: c.limits?.on_backend_error ?? 'fail_closed',
+    files: filesOf(c.files),
+  };
+}
+
+/** `files:` with the defaults of spec 8 (lifetimes) and no purposes unless declared. */
+function filesOf(raw: RawGateway['config']['files']): FilesSettings {
+  const purposes = new Map(Object.entries(raw?.purposes ?? {}).map(([name, p]) => [name, { maxBytes: p.max_bytes, contentTypes: new Set(p.content_types) }]));
+  return {
+    pendingTtlMs: (raw?.pending_ttl_seconds ?? 7200) * 1000,
+    finalizedTtlMs: (raw?.finalized_ttl_seconds ?? 86_400) * 1000,
+    uploadUrlTtlMs: (raw?.upload_url_ttl_seconds ?? 600) * 1000,
+    readUrlTtlMs: (raw?.read_url_ttl_seconds ?? 300) * 1000,
+    cleanupSchedule: raw?.cleanup_schedule ?? '0 0 * * * *',
+    purposes,
+    messages: {
+      maxFileBytes: raw?.messages?.max_file_bytes ?? 20 * 1024 * 1024,
+      maxFiles: raw?.messages?.max_files ?? 20,
+      maxTotalBytes: raw?.messages?.max_total_bytes ?? 100 * 1024 * 1024,
+      defaultTtlMs: (raw?.messages?.default_ttl_seconds ?? 86_400) * 1000,
+    },
   };
 }
 

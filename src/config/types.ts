@@ -58,6 +58,8 @@ export interface CompiledOperation {
   poll: CompiledPoll | null;
   /** A binary answer (bytes, not JSON) and its largest size; null for JSON. */
   binary: { maxBytes: number } | null;
+  /** Static headers of this operation only, on top of the provider's. */
+  headers: Readonly<Record<string, string>>;
 }
 
 /** How to poll an operation's job (provider manifest `poll`). */
@@ -114,6 +116,27 @@ export interface GatewaySettings {
   limits: Limits;
   /** What admission does while the shared limiter backend is down (issue 8 item 2). */
   limiterPolicy: 'fail_closed' | 'fail_open';
+  /** Temporary and messages-format files (issue 10). */
+  files: FilesSettings;
+}
+
+/** One temporary-file purpose (spec 2): what it accepts. */
+export interface PurposeRule {
+  maxBytes: number;
+  contentTypes: ReadonlySet<string>;
+}
+
+/** `files:` of gateway.config.yaml, lifetimes in milliseconds. */
+export interface FilesSettings {
+  pendingTtlMs: number;
+  finalizedTtlMs: number;
+  uploadUrlTtlMs: number;
+  readUrlTtlMs: number;
+  cleanupSchedule: string;
+  /** By purpose name, spelled as in spec 2; absent when the config declares none (temporary files are then refused). */
+  purposes: ReadonlyMap<string, PurposeRule>;
+  /** Messages-format files: quotas per account (uploads and generated outputs together) and lifetime. */
+  messages: { maxFileBytes: number; maxFiles: number; maxTotalBytes: number; defaultTtlMs: number };
 }
 
 /** Everything compiled from one set of manifests. */

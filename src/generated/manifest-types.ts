@@ -74,6 +74,141 @@ export interface GatewayConfigManifest {
      */
     on_backend_error?: 'fail_closed' | 'fail_open';
   };
+  /**
+   * Temporary files and messages-format files (spec 4.5, 4.7, 8). Lifetimes in seconds.
+   */
+  files?: {
+    /**
+     * A temporary file never finalized is deleted after this (default 7200).
+     */
+    pending_ttl_seconds?: number;
+    /**
+     * A finalized temporary file is deleted after this (default 86400).
+     */
+    finalized_ttl_seconds?: number;
+    /**
+     * Lifetime of a write-only upload URL (default 600).
+     */
+    upload_url_ttl_seconds?: number;
+    /**
+     * Lifetime of a read-only service URL (default 300).
+     */
+    read_url_ttl_seconds?: number;
+    /**
+     * Cron syntax (seconds field first allowed) of the cleanup job (default hourly: '0 0 * * * *').
+     */
+    cleanup_schedule?: string;
+    /**
+     * The seven temporary-file purposes of spec 2: accepted content types and the largest declared size of each.
+     */
+    purposes?: {
+      OCR_INPUT: {
+        /**
+         * Largest declared size accepted for this purpose.
+         */
+        max_bytes: number;
+        /**
+         * MIME types accepted for this purpose (checked on the declared type at authorization and on the sniffed type at finalize).
+         *
+         * @minItems 1
+         */
+        content_types: string[];
+      };
+      DOCUMENT_INPUT: {
+        /**
+         * Largest declared size accepted for this purpose.
+         */
+        max_bytes: number;
+        /**
+         * MIME types accepted for this purpose (checked on the declared type at authorization and on the sniffed type at finalize).
+         *
+         * @minItems 1
+         */
+        content_types: string[];
+      };
+      AUDIO_INPUT: {
+        /**
+         * Largest declared size accepted for this purpose.
+         */
+        max_bytes: number;
+        /**
+         * MIME types accepted for this purpose (checked on the declared type at authorization and on the sniffed type at finalize).
+         *
+         * @minItems 1
+         */
+        content_types: string[];
+      };
+      MODERATION_INPUT: {
+        /**
+         * Largest declared size accepted for this purpose.
+         */
+        max_bytes: number;
+        /**
+         * MIME types accepted for this purpose (checked on the declared type at authorization and on the sniffed type at finalize).
+         *
+         * @minItems 1
+         */
+        content_types: string[];
+      };
+      IMAGE_REFERENCE: {
+        /**
+         * Largest declared size accepted for this purpose.
+         */
+        max_bytes: number;
+        /**
+         * MIME types accepted for this purpose (checked on the declared type at authorization and on the sniffed type at finalize).
+         *
+         * @minItems 1
+         */
+        content_types: string[];
+      };
+      VISION_INPUT: {
+        /**
+         * Largest declared size accepted for this purpose.
+         */
+        max_bytes: number;
+        /**
+         * MIME types accepted for this purpose (checked on the declared type at authorization and on the sniffed type at finalize).
+         *
+         * @minItems 1
+         */
+        content_types: string[];
+      };
+      VIDEO_REFERENCE: {
+        /**
+         * Largest declared size accepted for this purpose.
+         */
+        max_bytes: number;
+        /**
+         * MIME types accepted for this purpose (checked on the declared type at authorization and on the sniffed type at finalize).
+         *
+         * @minItems 1
+         */
+        content_types: string[];
+      };
+    };
+    /**
+     * Messages-format files (spec 4.5, 8): per-account quotas shared by uploads and generated outputs, and lifetimes.
+     */
+    messages?: {
+      /**
+       * Largest upload (default 20 MiB).
+       */
+      max_file_bytes?: number;
+      /**
+       * Live or uncertain files per account (default 20).
+       */
+      max_files?: number;
+      /**
+       * Bytes of live or uncertain files per account (default 100 MiB).
+       */
+      max_total_bytes?: number;
+      /**
+       * Lifetime of an upload without expires_in_seconds, and of a generated output (default 86400).
+       */
+      default_ttl_seconds?: number;
+    };
+  };
 }
 
 /**
@@ -95,7 +230,17 @@ export interface RouteManifest {
   /**
    * proxy: forward to the offering's provider; the others are answered by the gateway itself.
    */
-  handler: 'proxy' | 'models-list' | 'models-get';
+  handler:
+    | 'proxy'
+    | 'models-list'
+    | 'models-get'
+    | 'temp-files-authorize'
+    | 'temp-files-finalize'
+    | 'message-files-upload'
+    | 'message-files-list'
+    | 'message-files-get'
+    | 'message-files-delete'
+    | 'message-files-content';
   schemas?: {
     /**
      * Wire schema of the request body, under schemas/.
@@ -454,6 +599,12 @@ export interface ProviderManifest {
          * Largest binary answer (default 52428800); a larger one is a 502, not billed.
          */
         max_bytes?: number;
+      };
+      /**
+       * Static headers of this operation only, added to the provider's (e.g. the beta flag a vendor's Files API requires).
+       */
+      headers?: {
+        [k: string]: string;
       };
     };
   };

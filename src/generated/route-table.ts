@@ -83,6 +83,124 @@ export const ROUTE_TABLE = [
     "file": "routes/embeddings.yaml"
   },
   {
+    "id": "files-content",
+    "method": "GET",
+    "path": "/v1/files/{file_id}/content",
+    "format": "anthropic-messages",
+    "handler": "message-files-content",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "validate",
+      "forward"
+    ],
+    "file": "routes/files-content.yaml"
+  },
+  {
+    "id": "files-delete",
+    "method": "DELETE",
+    "path": "/v1/files/{file_id}",
+    "format": "anthropic-messages",
+    "handler": "message-files-delete",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "validate",
+      "forward"
+    ],
+    "file": "routes/files-delete.yaml"
+  },
+  {
+    "id": "files-get",
+    "method": "GET",
+    "path": "/v1/files/{file_id}",
+    "format": "anthropic-messages",
+    "handler": "message-files-get",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "validate",
+      "forward"
+    ],
+    "file": "routes/files-get.yaml"
+  },
+  {
+    "id": "files-list",
+    "method": "GET",
+    "path": "/v1/files",
+    "format": "anthropic-messages",
+    "handler": "message-files-list",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "validate",
+      "forward"
+    ],
+    "file": "routes/files-list.yaml"
+  },
+  {
+    "id": "files-upload",
+    "method": "POST",
+    "path": "/v1/files",
+    "format": "anthropic-messages",
+    "handler": "message-files-upload",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "validate",
+      "forward"
+    ],
+    "file": "routes/files-upload.yaml"
+  },
+  {
+    "id": "gateway-files-authorize",
+    "method": "POST",
+    "path": "/v1/gateway/files/upload-authorizations",
+    "format": "native-json",
+    "handler": "temp-files-authorize",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "validate",
+      "forward"
+    ],
+    "file": "routes/gateway-files-authorize.yaml"
+  },
+  {
+    "id": "gateway-files-finalize",
+    "method": "POST",
+    "path": "/v1/gateway/files/{file_id}/finalize",
+    "format": "native-json",
+    "handler": "temp-files-finalize",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "forward"
+    ],
+    "file": "routes/gateway-files-finalize.yaml"
+  },
+  {
     "id": "language-analyze",
     "method": "POST",
     "path": "/v1/language/analyze",

@@ -4,6 +4,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Limiter } from '../limits/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { AuthCache } from './auth-cache.js';
+import type { FileServices } from '../files/index.js';
 import type { RequestContext, StageHandler } from './context.js';
 import type { Logger } from '../observability/log.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -20,6 +21,8 @@ export interface Runtime {
   inflight: Set<RequestContext>;
   upstream: UpstreamClient;
   auth: AuthCache;
+  /** Blob store and file services (absent in unit tests that need none). */
+  files?: FileServices;
 }
 
 /** One of the seven fixed stages. */

@@ -15,12 +15,16 @@ import { registerMetricsRoute, type GatewayMetrics } from '../observability/metr
 import { catalogBody } from './catalog.js';
 import type { Generation } from './generation.js';
 import type { Readiness } from './readiness.js';
+import type { Jobs } from '../jobs/scheduler.js';
+import { registerBlobRoutes } from './blob-routes.js';
 
 /** What the server needs: the current generation (swappable) and the long-lived services. */
 export interface ServerDeps {
   runtime: Runtime;
   generation(): Generation;
   adminToken: string | null;
+  /** Scheduled jobs, runnable by name through the admin API. */
+  jobs?: Jobs;
   openapiFile: string;
   bodyLimitBytes: number;
   metrics: GatewayMetrics;
@@ -72,6 +76,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await reply.code(gatewayError.status).send(errorFormatFor(deps, req).errorBody(gatewayError));
   });
   app.addHook('onRequest', (req, reply, done) => { reply.header('x-request-id', req.id); done(); });
+  // A POST without a payload (finalize, a job run) may still say application/json: an empty body is no body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') { done(null, undefined); return; }
+    parseJson(req, body as string, done);
+  });
   // A multipart body is read by the route that declares one, as a stream under its own limits
   // (src/pipeline/bodies/multipart.ts); any other route refuses it as it refuses every non-JSON type.
   app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
@@ -89,7 +100,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return reply.code(ready.status === 'ok' ? 200 : 503).header('cache-control', 'no-store').send(ready);
   });
   registerMetricsRoute(app, deps.metrics, deps.metricsToken);
-  if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken });
+  if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs });
+  registerBlobRoutes(app, () => deps.runtime.files, deps.log);
   app.route({ method: ['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], url: '/*', handler: (req, reply) => dispatch(deps, req, reply) });
   return app;
 }

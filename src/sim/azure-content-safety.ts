@@ -2,7 +2,10 @@
  * Azure AI Content Safety in the simulator (docs/vendors/native-ops.md, spec
  * `shared/specs/azure/content-safety/contentsafety.json`, api-version 2024-09-01):
  * `POST /contentsafety/text:analyze?api-version=2024-09-01` answers `categoriesAnalysis[{category, severity}]`
- * with severities derived from trigger words, so answers vary with the text. The service reports no
+ * with severities derived from trigger words, so answers vary with the text;
+ * `POST /contentsafety/image:analyze` (same api-version) answers the same shape for a base64 image
+ * (PNG, JPEG, GIF, BMP, TIFF or WEBP by magic bytes, at most 4 MB, 50 to 2048 pixels a side where the
+ * header tells) with severities 0, 2, 4, 6 derived from a hash of its bytes. The service reports no
  * billed quantity (the gateway bills one record per call).
  *
  * Also what the Azure routes share: the Azure.Core error body `{error: {code, message, innererror?}}`
@@ -10,6 +13,7 @@
  * the result of a URL matcher (Azure routes need the query string or a path parameter, so server.ts
  * matches them by method and URL; `faultKey` scopes faults: `POST /__sim/faults {model: "<faultKey>"}`).
  */
+import { createHash } from 'node:crypto';
 import type http from 'node:http';
 import { sendJsonAnswer, unknownKey } from './native.js';
 import type { Exchange, SimRoute } from './exchange.js';
@@ -112,9 +116,87 @@ async function analyzeText(x: Exchange): Promise<void> {
   await sendJsonAnswer(x, answer);
 }
 
-/** `POST /contentsafety/text:analyze?api-version=2024-09-01` for a given URL. */
+// ---------------------------------------------------------------------------------------------------
+// POST /contentsafety/image:analyze
+
+export const IMAGE_ANALYZE_PATH = '/contentsafety/image:analyze';
+/** "should not exceed 4 MB" (`ImageData`). */
+export const MAX_IMAGE_BYTES = 4 * 1024 * 1024;
+/** "The maximum image size is 2048 x 2048 pixels ... the minimum image size is 50 x 50 pixels." */
+export const IMAGE_SIDE = { min: 50, max: 2048 } as const;
+
+/** The image format by magic bytes (PNG, JPEG, GIF, BMP, TIFF, WEBP, the formats Azure accepts), or undefined. */
+export function imageFormat(b: Buffer): string | undefined {
+  const ascii = (from: number, to: number) => b.subarray(from, to).toString('latin1');
+  if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47 && b.readUInt32BE(4) === 0x0d0a1a0a) return 'png';
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
+  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'gif';
+  if (ascii(0, 2) === 'BM') return 'bmp';
+  if (ascii(0, 4) === 'II*\u0000' || ascii(0, 4) === 'MM\u0000*') return 'tiff';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
+  return undefined;
+}
+
+/** Width and height from the header of a PNG, GIF, BMP or JPEG; undefined for other formats or a short header. */
+export function imageSize(b: Buffer, format: string): { width: number; height: number } | undefined {
+  if (format === 'png' && b.length >= 24) return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+  if (format === 'gif' && b.length >= 10) return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
+  if (format === 'bmp' && b.length >= 26) return { width: Math.abs(b.readInt32LE(18)), height: Math.abs(b.readInt32LE(22)) };
+  if (format !== 'jpeg') return undefined;
+  for (let at = 2; at + 9 <= b.length && b[at] === 0xff;) {
+    const marker = b[at + 1]!;
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return { width: b.readUInt16BE(at + 7), height: b.readUInt16BE(at + 5) };
+    at += 2 + b.readUInt16BE(at + 2);
+  }
+  return undefined;
+}
+
+/** Severity of `category` for an image: 0, 2, 4 or 6 from one byte of the SHA-256 of its bytes (mostly 0). */
+export function imageSeverity(seed: Buffer | string, category: TextCategory): number {
+  const byte = createHash('sha256').update(seed).update(category).digest()[0]!;
+  return byte < 160 ? 0 : byte < 208 ? 2 : byte < 240 ? 4 : 6;
+}
+
+async function analyzeImage(x: Exchange): Promise<void> {
+  const body = x.body;
+  const fail = (message: string) => sendAzureError(x, 400, 'InvalidRequestBody', message);
+  if (!isRecord(body)) return fail('The request body must be a JSON object.');
+  const extra = unknownKey(body, ['image', 'categories', 'outputType']);
+  if (extra !== undefined) return fail(`Unknown field '${extra}' (the simulator rejects fields the spec does not define).`);
+  const image = body.image;
+  if (!isRecord(image)) return fail("The field 'image' is required and must be an object.");
+  const extraImage = unknownKey(image, ['content', 'blobUrl']);
+  if (extraImage !== undefined) return fail(`Unknown field 'image.${extraImage}'.`);
+  if ((image.content === undefined) === (image.blobUrl === undefined)) return fail("Exactly one of 'image.content' and 'image.blobUrl' must be given.");
+  const categories = body.categories ?? [...TEXT_CATEGORIES];
+  if (!Array.isArray(categories) || !categories.every((c) => (TEXT_CATEGORIES as readonly unknown[]).includes(c))) {
+    return fail(`'categories' must be an array of ${TEXT_CATEGORIES.join(', ')}.`);
+  }
+  if (body.outputType !== undefined && body.outputType !== 'FourSeverityLevels') return fail("'outputType' must be FourSeverityLevels for images.");
+  let seed: Buffer | string;
+  if (image.content !== undefined) {
+    const b64 = image.content;
+    if (typeof b64 !== 'string' || b64 === '' || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return fail("'image.content' is not valid base64.");
+    const bytes = Buffer.from(b64, 'base64');
+    if (bytes.length > MAX_IMAGE_BYTES) return fail(`The image is ${bytes.length} bytes; the limit is 4 MB (${MAX_IMAGE_BYTES} bytes).`);
+    const format = imageFormat(bytes);
+    if (!format) return fail('The image format is not supported (JPEG, PNG, GIF, BMP, TIFF or WEBP).');
+    const size = imageSize(bytes, format);
+    if (size && (Math.min(size.width, size.height) < IMAGE_SIDE.min || Math.max(size.width, size.height) > IMAGE_SIDE.max)) {
+      return fail(`The image is ${size.width} x ${size.height} pixels; it must be from ${IMAGE_SIDE.min} x ${IMAGE_SIDE.min} to ${IMAGE_SIDE.max} x ${IMAGE_SIDE.max}.`);
+    }
+    seed = bytes;
+  } else {
+    if (typeof image.blobUrl !== 'string' || !URL.canParse(image.blobUrl)) return fail("'image.blobUrl' must be an absolute URL.");
+    seed = image.blobUrl; // the simulator reads no blob: severities follow the URL
+  }
+  await sendJsonAnswer(x, { categoriesAnalysis: (categories as TextCategory[]).map((category) => ({ category, severity: imageSeverity(seed, category) })) });
+}
+
+/** `POST /contentsafety/text:analyze` and `POST /contentsafety/image:analyze` (`?api-version=2024-09-01`) for a given URL. */
 export function matchContentSafety(method: string, url: URL): SimMatch | undefined {
-  if (method !== 'POST' || url.pathname !== CONTENT_SAFETY_PATH) return undefined;
+  if (method !== 'POST' || (url.pathname !== CONTENT_SAFETY_PATH && url.pathname !== IMAGE_ANALYZE_PATH)) return undefined;
+  const analyze = url.pathname === CONTENT_SAFETY_PATH ? analyzeText : analyzeImage;
   return {
     faultKey: 'azure-content-safety',
     route: {
@@ -122,7 +204,7 @@ export function matchContentSafety(method: string, url: URL): SimMatch | undefin
       async handle(x) {
         if (!checkApiVersion(x, url, CONTENT_SAFETY_API_VERSION)) return;
         if (!x.parsed) return invalidJson(x);
-        await analyzeText(x);
+        await analyze(x);
       },
     },
   };

@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import type { Exchange, SimRoute } from './exchange.js';
-import { answerMessages, countMessagesInputTokens, validateMessagesRequest, type MessagesAnswer } from './messages.js';
+import { answerMessages, countMessagesInputTokens, validateMessagesRequest, type MessagesAnswer, type SimMessagesRequest } from './messages.js';
 import { MESSAGES_ERROR_EVENT, messageBody, messagesStreamEvents, messagesUsage, type CacheSplit } from './messages-stream.js';
 import { bodyHash } from './text.js';
 
@@ -51,8 +51,14 @@ class PromptCache {
   clear(): void { this.keys.clear(); }
 }
 
-/** The Anthropic routes of one simulator, sharing its prompt-cache memory (cleared by `reset`). */
-export function createMessagesRoutes(): { messages: SimRoute; countTokens: SimRoute; reset(): void } {
+/** Answers a Messages request whose `container` is an object (skills, anthropic-skills.ts); `fail` sends a 400. */
+export type ContainerAnswer = (x: Exchange, req: SimMessagesRequest, fail: (message: string) => void) => Promise<void>;
+
+/**
+ * The Anthropic routes of one simulator, sharing its prompt-cache memory (cleared by `reset`); with
+ * `container`, a `POST /v1/messages` whose body has a `container` object is answered by it.
+ */
+export function createMessagesRoutes(opts: { container?: ContainerAnswer } = {}): { messages: SimRoute; countTokens: SimRoute; reset(): void } {
   const cache = new PromptCache();
 
   /** The request after the checks both routes share, or undefined once an error was sent. */
@@ -70,6 +76,8 @@ export function createMessagesRoutes(): { messages: SimRoute; countTokens: SimRo
     async handle(x) {
       const accepted = accept(x, false);
       if (!accepted) return;
+      const container: unknown = (accepted.req as SimMessagesRequest & { container?: unknown }).container;
+      if (opts.container && typeof container === 'object' && container !== null) return opts.container(x, accepted.req, accepted.fail);
       const answer = answerMessages(accepted.req, x.raw);
       if (!answer.ok) return accepted.fail(answer.message);
       const split = cache.split(answer.value); // an omit_usage request still writes or reads the cache

@@ -12,10 +12,20 @@
  * (azure-language.ts), found by method and URL (they read the query string or a path parameter). Azure
  * bodies carry no `model`: faults scope to them by the names azure-content-safety, azure-translator and
  * azure-language. On these JSON answers truncate_after_chunks / error_after_chunks / chunk_delay_ms cut
- * or slow the body (cohere.ts sendJsonAnswer) and omit_usage drops the billed quantity.
+ * or slow the body (cohere.ts sendJsonAnswer) and omit_usage drops the billed quantity. Azure Content
+ * Safety also answers POST /contentsafety/image:analyze (azure-content-safety.ts).
+ *
+ * And the Anthropic Files API and skills (docs/vendors/anthropic-files.md): POST /v1/files (multipart,
+ * read as bytes up to 500 MB, not as text), GET /v1/files, GET and DELETE /v1/files/{id},
+ * GET /v1/files/{id}/content (bytes) in anthropic-files.ts over one in-memory store; GET /v1/skills and
+ * POST /v1/messages with a `container` naming skills (anthropic-skills.ts), whose generated documents
+ * land in that store. Matched by method and URL; faults scope by the names anthropic-files and
+ * anthropic-skills (a skills message by its model). POST /__sim/reset forgets the files.
  */
 import http from 'node:http';
-import { matchContentSafety } from './azure-content-safety.js';
+import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
+import { createSkillsRoutes } from './anthropic-skills.js';
+import { matchContentSafety, type SimMatch } from './azure-content-safety.js';
 import { createLanguageRoutes } from './azure-language.js';
 import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
@@ -61,7 +71,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let requests = 0;
   let connections = 0;
   let last: { path: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
-  const messages = createMessagesRoutes();
+  const fileStore = new SimFileStore();
+  const skills = createSkillsRoutes(fileStore);
+  const messages = createMessagesRoutes({ container: skills.container });
   const routes = new Map<string, SimRoute>([
     ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute], ['/v1/embeddings', embeddingsRoute],
     ['/v1/messages', messages.messages], ['/v1/messages/count_tokens', messages.countTokens],
@@ -69,7 +81,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   ]);
   const language = createLanguageRoutes();
   /** Native routes matched by method and URL, after `routes`. */
-  const matchers = [matchContentSafety, matchTranslator, language.match];
+  const files = createFilesRoutes(fileStore);
+  const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
+    matchContentSafety, matchTranslator, language.match, files.match, skills.match,
+  ];
   let closing = false;
 
   const sleep = (ms: number) => new Promise<void>((resolve) => {
@@ -128,6 +143,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         faults.clear();
         messages.reset();
         language.reset();
+        fileStore.reset();
         requests = 0;
         connections = 0;
         last = null;
@@ -145,14 +161,18 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 
     const chunks: Buffer[] = [];
     let size = 0;
+    const uploadLimit = uploadBodyLimit(req.method, req.url); // a file upload: bytes, never decoded as text
+    const maxBody = uploadLimit ?? MAX_BODY_BYTES;
     req.on('error', () => { gone = true; });
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      if (size <= maxBody) chunks.push(chunk);
     });
     req.on('end', () => {
-      if (size > MAX_BODY_BYTES) return sendJson(413, errorBody('Request body too large.', 'invalid_request_error'));
-      const raw = Buffer.concat(chunks).toString('utf8');
+      if (size > maxBody) return sendJson(413, uploadLimit === undefined ? errorBody('Request body too large.', 'invalid_request_error') : uploadTooLarge());
+      const bytes = Buffer.concat(chunks);
+      const raw = uploadLimit === undefined ? bytes.toString('utf8') : '';
+      const rawRequest: RawRequest = { bytes, sink: { res, isGone, closed, sleep } };
       const method = req.method ?? 'GET';
       const path = (req.url ?? '/').split('?')[0]!;
       const route = async () => {
@@ -160,7 +180,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         if (model) return answer(model, path, raw);
         const url = new URL(req.url ?? '/', 'http://sim');
         for (const match of matchers) {
-          const native = match(method, url);
+          const native = match(method, url, rawRequest);
           if (native) return answer(native.route, path, raw, native.faultKey);
         }
         if (path === '/v1/models' && method === 'GET') return sendJson(200, { object: 'list', data: [] });

@@ -86,7 +86,7 @@ export class UpstreamClient {
     // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
     // A multipart body (FormData) carries its own content type, with its boundary.
     const payload = op.method !== 'POST' ? null : body instanceof FormData ? body : JSON.stringify(body);
-    return this.request(provider, op.method, url.origin, path, payload, signal);
+    return this.request(provider, op.method, url.origin, path, payload, signal, op.headers);
   }
 
   /**
@@ -100,7 +100,10 @@ export class UpstreamClient {
     return this.request(provider, 'GET', target.origin, target.pathname + target.search, null, signal);
   }
 
-  private async request(provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | null, signal: AbortSignal): Promise<UpstreamResponse> {
+  private async request(
+    provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | null, signal: AbortSignal,
+    operationHeaders: Readonly<Record<string, string>> = {},
+  ): Promise<UpstreamResponse> {
     const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' } : {};
     // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
     const controller = new AbortController();
@@ -110,7 +113,7 @@ export class UpstreamClient {
     try {
       const response = await this.pool(provider, origin).request({
         method, path, signal: controller.signal,
-        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...authHeaders(provider) },
+        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...operationHeaders, ...authHeaders(provider) },
         body: payload,
       });
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };

@@ -20,6 +20,8 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
   internal: 'api_error',
   too_large: 'request_too_large',
   unavailable: 'api_error',
+  // The vendor has no conflict type of its own; invalid_request_error is what it answers for a reused id.
+  conflict: 'invalid_request_error',
 };
 
 function errorBody(error: GatewayError): Record<string, unknown> {

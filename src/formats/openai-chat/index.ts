@@ -15,6 +15,7 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
   internal: 'server_error',
   too_large: 'invalid_request_error',
   unavailable: 'server_error',
+  conflict: 'conflict_error',
 };
 
 function errorBody(error: GatewayError): Record<string, unknown> {

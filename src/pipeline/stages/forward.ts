@@ -4,11 +4,24 @@ import type { StageHandler } from '../context.js';
 import { forwardJson } from '../forward/json.js';
 import { forwardStream } from '../forward/stream.js';
 import { getModel, listModels } from '../local/models.js';
+import { authorizeUpload, finalizeUpload } from '../local/temp-files.js';
+import { deleteMessageFile, downloadMessageFile, getMessageFile, listMessageFilesRoute, uploadMessageFile } from '../local/message-files.js';
+import type { RequestContext } from '../context.js';
 import type { Runtime, Stage } from '../stage.js';
 
-const LOCAL: Record<Exclude<RouteManifest['handler'], 'proxy'>, StageHandler> = {
+/** A route the gateway answers itself. */
+type LocalHandler = (ctx: RequestContext, runtime: Runtime) => Promise<void>;
+
+const LOCAL: Record<Exclude<RouteManifest['handler'], 'proxy'>, LocalHandler> = {
   'models-list': listModels,
   'models-get': getModel,
+  'temp-files-authorize': authorizeUpload,
+  'temp-files-finalize': finalizeUpload,
+  'message-files-upload': uploadMessageFile,
+  'message-files-list': listMessageFilesRoute,
+  'message-files-get': getMessageFile,
+  'message-files-delete': deleteMessageFile,
+  'message-files-content': downloadMessageFile,
 };
 
 /** Forwards every route. */
@@ -16,7 +29,10 @@ export const forwardStage: Stage = {
   name: 'forward',
   compile: (route, runtime: Runtime) => {
     const handler = route.manifest.handler;
-    if (handler !== 'proxy') return LOCAL[handler];
+    if (handler !== 'proxy') {
+      const local = LOCAL[handler];
+      return (ctx) => local(ctx, runtime);
+    }
     return (ctx) => (ctx.stream ? forwardStream(ctx, runtime) : forwardJson(ctx, runtime));
   },
 };

@@ -55,9 +55,11 @@ export const validateStage: Stage = {
   name: 'validate',
   compile: (route) => {
     const validate = route.validateRequest;
-    if (!validate) return null;
+    // A route without a body (GET, DELETE) still checks its required headers (the version header of spec 9).
+    if (!validate) return route.requiredHeaders.length > 0 ? checkHeaders : null;
     const pointer = route.streamPointer;
     const accept = (ctx: RequestContext, body: unknown): void => {
+      if (body === undefined) throw new GatewayError('invalid_json', 'The request body is empty; send a JSON object.');
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
       if (nestedDeeperThan(body)) throw new GatewayError('invalid_request', `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`);
       if (!validate(body)) {

@@ -1,0 +1,101 @@
+/**
+ * Azure AI Content Safety `POST /contentsafety/image:analyze?api-version=2024-09-01` in the simulator
+ * (docs/vendors/native-ops.md): `AnalyzeImageResult` with the four categories and severities 0, 2, 4, 6
+ * that follow the image bytes; `InvalidRequestBody` for bad base64, a non-image, an image outside the
+ * size limits, or both `content` and `blobUrl`; faults scoped by `azure-content-safety`.
+ */
+import { deflateSync } from 'node:zlib';
+import { request } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { imageFormat, imageSize } from '../../src/sim/azure-content-safety.js';
+import { startSimulator, type Simulator } from '../../src/sim/server.js';
+import { crc32 } from '../../src/sim/zip-writer.js';
+import { simCall, type RawAnswer } from './helpers.js';
+
+let sim: Simulator;
+
+beforeAll(async () => { sim = await startSimulator(); });
+afterAll(() => sim.close());
+beforeEach(async () => { await request(`${sim.url}/__sim/reset`, { method: 'POST' }).then((r) => r.body.dump()); });
+
+const PATH = '/contentsafety/image:analyze?api-version=2024-09-01';
+const analyze = (body: unknown, path = PATH) => simCall(sim.url, path, 'POST', body);
+
+/** A grey RGB PNG of `width` x `height` pixels whose pixels depend on `seed`. */
+function png(width: number, height: number, seed = 0): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'latin1');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const rows = Buffer.alloc((width * 3 + 1) * height, seed & 0xff);
+  for (let y = 0; y < height; y++) rows[y * (width * 3 + 1)] = 0;
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+const expectInvalid = (res: RawAnswer, pattern: RegExp) => {
+  expect(res.status, res.text).toBe(400);
+  expect(res.headers['x-ms-error-code']).toBe('InvalidRequestBody');
+  expect(res.json.error).toMatchObject({ code: 'InvalidRequestBody', message: expect.stringMatching(pattern) });
+};
+
+describe('Azure Content Safety POST /contentsafety/image:analyze', () => {
+  it('answers the four categories with severities 0, 2, 4 or 6, deterministic per image', async () => {
+    const image = png(64, 64).toString('base64');
+    const res = await analyze({ image: { content: image } });
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.json)).toEqual(['categoriesAnalysis']);
+    const analysis = res.json.categoriesAnalysis as Array<{ category: string; severity: number }>;
+    expect(analysis.map((c) => c.category)).toEqual(['Hate', 'SelfHarm', 'Sexual', 'Violence']);
+    for (const c of analysis) expect([0, 2, 4, 6]).toContain(c.severity);
+    expect((await analyze({ image: { content: image }, outputType: 'FourSeverityLevels' })).json).toEqual(res.json);
+    const some = await analyze({ image: { content: image }, categories: ['Violence'] });
+    expect(some.json.categoriesAnalysis).toEqual([analysis[3]]);
+    const severities = new Set<number>();
+    for (let seed = 0; seed < 24; seed++) {
+      const r = await analyze({ image: { content: png(50, 60, seed).toString('base64') } });
+      for (const c of r.json.categoriesAnalysis as Array<{ severity: number }>) severities.add(c.severity);
+    }
+    expect(severities.size).toBeGreaterThan(1);
+  });
+
+  it('answers 400 InvalidRequestBody for bad base64, a non-image, a bad size, or two sources', async () => {
+    expectInvalid(await analyze({ image: { content: 'not base64!' } }), /base64/);
+    expectInvalid(await analyze({ image: { content: Buffer.from('hello, world').toString('base64') } }), /format/);
+    expectInvalid(await analyze({ image: { content: png(20, 20).toString('base64') } }), /20 x 20/);
+    expectInvalid(await analyze({ image: { content: png(64, 2049).toString('base64') } }), /2049/);
+    expectInvalid(await analyze({ image: { content: png(64, 64).toString('base64'), blobUrl: 'https://x.blob.core.windows.net/c/i.png' } }), /Exactly one/);
+    expectInvalid(await analyze({ image: { content: png(64, 64).toString('base64') }, outputType: 'EightSeverityLevels' }), /FourSeverityLevels/);
+    expectInvalid(await analyze({ image: { content: png(64, 64).toString('base64') }, text: 'x' }), /text/);
+    expectInvalid(await analyze({}), /image/);
+    expect((await analyze({ image: { blobUrl: 'https://x.blob.core.windows.net/c/i.png' } })).status).toBe(200);
+    expect((await analyze({ image: { content: png(64, 64).toString('base64') } }, '/contentsafety/image:analyze')).status).toBe(404);
+  });
+
+  it('applies faults scoped by azure-content-safety', async () => {
+    await simCall(sim.url, '/__sim/faults', 'POST', { model: 'azure-content-safety', fault: { status: 429, times: 1 } });
+    const res = await analyze({ image: { content: png(64, 64).toString('base64') } });
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('7');
+    expect((await analyze({ image: { content: png(64, 64).toString('base64') } })).status).toBe(200);
+  });
+
+  it('reads formats by magic bytes and sizes from headers', () => {
+    const gif = Buffer.from('GIF89a\x40\x00\x30\x00', 'latin1');
+    expect(imageFormat(gif)).toBe('gif');
+    expect(imageSize(gif, 'gif')).toEqual({ width: 64, height: 48 });
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0x00, 0x00, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0x60, 0x00, 0x80, 0x03]);
+    expect(imageFormat(jpeg)).toBe('jpeg');
+    expect(imageSize(jpeg, 'jpeg')).toEqual({ width: 128, height: 96 });
+    expect(imageFormat(Buffer.from('RIFF\x00\x00\x00\x00WEBPVP8 ', 'latin1'))).toBe('webp');
+    expect(imageFormat(Buffer.from('II*\x00', 'latin1'))).toBe('tiff');
+    expect(imageFormat(Buffer.from('%PDF-1.4'))).toBeUndefined();
+  });
+});
