@@ -44,7 +44,8 @@ function compileOperations(m: ProviderManifest): Record<string, CompiledOperatio
       succeeded: new Set(op.poll.succeeded), failed: new Set(op.poll.failed), intervalMs: op.poll.interval_ms ?? 500, deadlineMs: op.poll.deadline_ms ?? 60_000,
     };
     const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
-    operations[name] = { method: op.method, path: op.path, format: op.format, query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {} };
+    operations[name] = { method: op.method, path: op.path, format: op.format, query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
+      features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])) };
   }
   return operations;
 }

@@ -60,6 +60,8 @@ export interface CompiledOperation {
   binary: { maxBytes: number } | null;
   /** Static headers of this operation only, on top of the provider's. */
   headers: Readonly<Record<string, string>>;
+  /** Headers added only when a request uses a feature (`files`, `skills`), by feature name. */
+  features: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 /** How to poll an operation's job (provider manifest `poll`). */

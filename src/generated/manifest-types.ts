@@ -400,6 +400,10 @@ export interface RouteManifest {
      */
     field_max_bytes?: number;
   };
+  /**
+   * Messages-format file references in the request (content blocks with source {type: file, file_id: file_gw_...}; spec 4.4): `messages-files` resolves each for the account (another account's or an unknown id: 404) and rewrites it to the vendor's id, using the operation's `files` feature; `count-unsupported` refuses an owned reference with file_token_count_unsupported.
+   */
+  file_references?: 'messages-files' | 'count-unsupported';
 }
 /**
  * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
@@ -605,6 +609,16 @@ export interface ProviderManifest {
        */
       headers?: {
         [k: string]: string;
+      };
+      /**
+       * Headers this operation needs only when a request uses a feature (e.g. `files`: a message refers to stored files; `skills`: a skills execution). Same-named headers of several features are joined with a comma.
+       */
+      features?: {
+        [k: string]: {
+          headers: {
+            [k: string]: string;
+          };
+        };
       };
     };
   };

@@ -47,6 +47,8 @@ export interface RequestContext {
   body: Record<string, unknown>;
   /** The files of a multipart request (its text fields are `body`); empty otherwise. */
   files: UploadedFile[];
+  /** Operation features the request uses (file references, skills): their upstream headers are sent. */
+  features: string[];
   stream: boolean;
   model: { offering: CompiledOffering; provider: CompiledProvider } | null;
   /** The operation chosen for the model, and its wire format. */

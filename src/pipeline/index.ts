@@ -73,7 +73,7 @@ export async function runPipeline(
 ): Promise<void> {
   const ctx: RequestContext = {
     requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
-    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, files: [], stream: false,
+    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, files: [], features: [], stream: false,
     model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   const started = performance.now();

@@ -3,7 +3,7 @@
  * become GatewayErrors (refused: 503, timeouts: 504) so no provider-specific code is needed here.
  */
 import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import type { CompiledProvider } from '../config/types.js';
+import type { CompiledOperation, CompiledProvider } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { authHeaders } from './auth.js';
 
@@ -30,6 +30,18 @@ export function transportError(error: unknown): GatewayError {
 export interface UpstreamTarget {
   pathParams?: Readonly<Record<string, string>> | null;
   query?: Record<string, string[]> | null;
+  /** Features of the operation this request uses: their headers are added (provider manifest `features`). */
+  features?: readonly string[];
+}
+
+/** The operation's static headers plus those of each feature used; same-named ones joined with a comma. */
+function operationHeaders(op: CompiledOperation, features: readonly string[] | undefined): Readonly<Record<string, string>> {
+  if (!features?.length) return op.headers;
+  const out: Record<string, string> = { ...op.headers };
+  for (const feature of features) {
+    for (const [name, value] of Object.entries(op.features[feature] ?? {})) out[name] = out[name] ? `${out[name]},${value}` : value;
+  }
+  return out;
 }
 
 /** The operation path with each `{name}` (as the URL parser encoded it) replaced by its URL-encoded value. */
@@ -86,7 +98,7 @@ export class UpstreamClient {
     // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
     // A multipart body (FormData) carries its own content type, with its boundary.
     const payload = op.method !== 'POST' ? null : body instanceof FormData ? body : JSON.stringify(body);
-    return this.request(provider, op.method, url.origin, path, payload, signal, op.headers);
+    return this.request(provider, op.method, url.origin, path, payload, signal, operationHeaders(op, target.features));
   }
 
   /**

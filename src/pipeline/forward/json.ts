@@ -33,7 +33,7 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   const { provider } = ctx.model!;
   let response: UpstreamResponse;
   try {
-    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery };
+    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features };
     response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, ctx.clientGone.signal, target);
   } catch (error) {
     if (!ctx.clientGone.signal.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');

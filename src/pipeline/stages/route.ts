@@ -10,6 +10,7 @@ import { meterOf } from '../../meters/index.js';
 import { applyParamPolicies } from '../../translate/params.js';
 import { createTranslator } from '../../translate/registry.js';
 import type { RequestContext } from '../context.js';
+import { resolveFileReferences } from '../file-references.js';
 import type { Stage } from '../stage.js';
 import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 
@@ -38,8 +39,13 @@ export function routeRequest(ctx: RequestContext): void {
   ctx.translation = { translator, upstreamBody: null, upstreamQuery: null };
 }
 
-/** Routes every proxy route's requests. */
+/** Routes every proxy route's requests; a route with file references resolves them first (spec 4.4). */
 export const routeStage: Stage = {
   name: 'route',
-  compile: (route) => (route.manifest.handler === 'proxy' ? routeRequest : null),
+  compile: (route, runtime) => {
+    if (route.manifest.handler !== 'proxy') return null;
+    const policy = route.manifest.file_references;
+    if (!policy) return routeRequest;
+    return async (ctx) => { await resolveFileReferences(ctx, runtime, policy); routeRequest(ctx); };
+  },
 };

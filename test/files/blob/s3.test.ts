@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -9,14 +8,7 @@ import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3BlobStore } from '../../../src/files/blob/s3.js';
 import { BlobExistsError, BlobTooLargeError } from '../../../src/files/blob/types.js';
-
-/** The part of s3rver's API used here. s3rver ships no type declarations, hence require(). */
-interface S3rverServer {
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-}
-type S3rverOptions = { silent: boolean; directory: string; address: string; port: number; configureBuckets: { name: string }[] };
-const S3rver = createRequire(import.meta.url)('s3rver') as new (opts: S3rverOptions) => S3rverServer;
+import { S3RVER_CREDENTIALS, startS3rver, type TestS3 } from '../../helpers/s3rver.js';
 
 /** s3rver in a child process (argv: folder, bucket); prints its address as one JSON line. */
 const CHILD_S3RVER = `const S3rver = require('s3rver');
@@ -24,7 +16,7 @@ new S3rver({ silent: true, directory: process.argv[1], address: '127.0.0.1', por
   .run().then((a) => process.stdout.write(JSON.stringify(a) + '\\n'));`;
 
 const BUCKET = 'gateway-files';
-const SECRET = 'S3RVER';
+const SECRET = S3RVER_CREDENTIALS.secretAccessKey;
 const body = (s: string): Readable => Readable.from([Buffer.from(s.slice(0, 4)), Buffer.from(s.slice(4))]);
 const inOneMinute = (): Date => new Date(Date.now() + 60_000);
 
@@ -50,22 +42,18 @@ function sigV4Matches(url: string, method: string, headers: Record<string, strin
 }
 
 describe('S3BlobStore (against s3rver on loopback)', () => {
-  let dir: string;
-  let server: S3rverServer;
+  let s3: TestS3;
   let store: S3BlobStore;
   let endpoint: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'blob-s3-test-'));
-    server = new S3rver({ silent: true, directory: dir, address: '127.0.0.1', port: 0, configureBuckets: [{ name: BUCKET }] });
-    const { port } = await server.run();
-    endpoint = `http://127.0.0.1:${port}`;
-    store = new S3BlobStore({ endpoint, bucket: BUCKET, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: SECRET } });
+    s3 = await startS3rver(BUCKET);
+    endpoint = s3.endpoint;
+    store = s3.store();
   });
   afterAll(async () => {
     await store?.close();
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await s3?.stop();
   });
 
   it('writes, reads, sizes, lists and deletes', async () => {
