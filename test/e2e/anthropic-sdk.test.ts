@@ -80,7 +80,7 @@ describeStore('Anthropic SDKs against the gateway', () => {
     });
   });
 
-  it('counts tokens for free, and refuses a file reference', async () => {
+  it('counts tokens for free, and refuses a file reference it cannot resolve', async () => {
     for (const [name, make] of clients) {
       const before = await settled(a);
       const count = await make().messages.countTokens({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'How many tokens?' }] });
@@ -93,8 +93,9 @@ describeStore('Anthropic SDKs against the gateway', () => {
       method: 'POST', headers: { 'x-api-key': a.key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_gw_abc' } }] }] }),
     });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', code: 'file_token_count_unsupported', message: expect.any(String) } });
+    // An id this account does not own is a 404 (an owned one is file_token_count_unsupported: message-file-refs.test.ts).
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ type: 'error', error: { type: 'not_found_error', code: 'file_not_found', message: expect.any(String) } });
   });
 
   it('answers errors in the messages shape: wrong-format model, missing version header, bad key', async () => {

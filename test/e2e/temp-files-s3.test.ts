@@ -11,7 +11,8 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { text } from 'node:stream/consumers';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { S3BlobStore } from '../../src/files/blob/s3.js';
@@ -84,7 +85,7 @@ describe('temporary files on the S3 blob store (s3rver)', () => {
 
     const put = await upload(a, pdf);
     expect(put.status, await put.clone().text()).toBe(200);
-    expect(await text((await bucket.read(keyOf(a.file_id)))!)).toBe(pdf.toString());
+    expect(await buffer((await bucket.read(keyOf(a.file_id)))!)).toEqual(pdf);
     expect(await record(a.file_id)).toEqual({ state: 'pending', deleted_reason: null });
 
     const f = await finalize(a.file_id);
@@ -129,7 +130,7 @@ describe('temporary files on the S3 blob store (s3rver)', () => {
     expect((await finalize(done.file_id)).status).toBe(200);
     // An object with no record (what a crash between the steps would leave).
     const orphan = keyOf('tfile_0123456789abcdef01234567');
-    await bucket.write(orphan, (await import('node:stream')).Readable.from([pdf]), { maxBytes: pdf.length });
+    await bucket.write(orphan, Readable.from([pdf]), { maxBytes: pdf.length });
     const run = async (): Promise<Record<string, number>> => {
       const res = await fetch(`${t.url}/admin/jobs/files-cleanup/run`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       const body = (await res.json()) as { job: string; ran: boolean; result: Record<string, number> };
