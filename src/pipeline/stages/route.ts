@@ -11,7 +11,8 @@ import { applyParamPolicies } from '../../translate/params.js';
 import { createTranslator } from '../../translate/registry.js';
 import type { RequestContext } from '../context.js';
 import { resolveFileReferences } from '../file-references.js';
-import type { Stage } from '../stage.js';
+import type { Runtime, Stage } from '../stage.js';
+import type { CompiledRoute } from '../../config/types.js';
 import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 
 /** Resolves `body.model` (or the route's default) to an offering, an operation and a translator. */
@@ -39,13 +40,34 @@ export function routeRequest(ctx: RequestContext): void {
   ctx.translation = { translator, upstreamBody: null, upstreamQuery: null };
 }
 
-/** Routes every proxy route's requests; a route with file references resolves them first (spec 4.4). */
+/** A step a route declares around routing; each runs before anything is reserved. */
+type RouteStep = (ctx: RequestContext) => Promise<void>;
+
+/** The steps that rewrite the request before routing: file references (spec 4.4). */
+function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
+  const steps: RouteStep[] = [];
+  const policy = route.manifest.file_references;
+  if (policy) steps.push((ctx) => resolveFileReferences(ctx, runtime, policy));
+  return steps;
+}
+
+/** The checks that need the chosen model. */
+function stepsAfter(_route: CompiledRoute, _runtime: Runtime): RouteStep[] {
+  return [];
+}
+
+/** Routes every proxy route's requests, with the steps its manifest declares around routing. */
 export const routeStage: Stage = {
   name: 'route',
   compile: (route, runtime) => {
     if (route.manifest.handler !== 'proxy') return null;
-    const policy = route.manifest.file_references;
-    if (!policy) return routeRequest;
-    return async (ctx) => { await resolveFileReferences(ctx, runtime, policy); routeRequest(ctx); };
+    const before = stepsBefore(route, runtime);
+    const after = stepsAfter(route, runtime);
+    if (before.length === 0 && after.length === 0) return routeRequest;
+    return async (ctx) => {
+      for (const step of before) await step(ctx);
+      routeRequest(ctx);
+      for (const step of after) await step(ctx);
+    };
   },
 };
