@@ -190,5 +190,5 @@ async function openFiles(db: Db, upstream: UpstreamClient, env: NodeJS.ProcessEn
   const blobs = createBlobStore(env, dataDir);
   const temp = new TempFiles({ db, blobs, settings, clock, secret: await signingSecret(db, env) });
   const messages = new MessageFiles({ db, blobs, upstream, clock, settings });
-  return { blobs, temp, messages, publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') || null };
+  return { blobs, temp, messages, publish: { db, blobs, upstream, clock, settings }, publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') || null };
 }

@@ -2,12 +2,12 @@
  * Cross-file rules JSON Schema cannot express (issue 9 point 2), checked at boot, on hot reload and
  * at codegen, each refusal naming file, path and reason: every translation a route can need exists;
  * every offering a billable route can reach is priced in a unit the route meters; a route's default
- * offering exists and is reachable.
+ * offering exists and is reachable; a route's `file_inputs` name fields of its request schema.
  */
 import { unitPrice } from '../billing/pricing.js';
-import type { ProviderManifest } from '../generated/manifest-types.js';
+import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
 import { meteredUnits } from '../meters/index.js';
-import { chooseUpstream } from '../pipeline/upstream-choice.js';
+import { servesOffering } from '../pipeline/upstream-choice.js';
 import { hasTranslator } from '../translate/registry.js';
 import { ManifestError } from './errors.js';
 import type { CompiledOffering, CompiledProvider, CompiledRoute } from './types.js';
@@ -23,6 +23,19 @@ export function checkTranslators(routes: CompiledRoute[], providers: Array<{ fil
         }
       }
     });
+  }
+}
+
+/**
+ * `file_inputs` (spec 4.7 rule 3) rewrite one request field into another: both must be properties of
+ * the route's request schema, and different, or the rewrite would reach the translator unvalidated.
+ */
+export function checkFileInputs(file: string, manifest: RouteManifest, requestSchema: object | undefined): void {
+  const properties = (requestSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  for (const [field, rule] of Object.entries(manifest.file_inputs ?? {})) {
+    const unknown = [field, rule.into].find((name) => !Object.hasOwn(properties, name));
+    if (unknown !== undefined) throw new ManifestError(file, `/file_inputs/${field}`, `"${unknown}" is not a property of the route's request schema`);
+    if (rule.into === field) throw new ManifestError(file, `/file_inputs/${field}/into`, 'a file input must go into another field');
   }
 }
 
@@ -49,7 +62,7 @@ export function checkPathParams(routes: CompiledRoute[], providers: Array<{ file
 /** True when `route` can serve `offering` (its service type, and an operation its provider has). */
 function reaches(route: CompiledRoute, offering: CompiledOffering, providers: ReadonlyMap<string, CompiledProvider>): boolean {
   const provider = providers.get(offering.providerId);
-  return route.serviceTypes.has(offering.serviceType) && provider !== undefined && chooseUpstream(route, offering, provider) !== null;
+  return route.serviceTypes.has(offering.serviceType) && provider !== undefined && servesOffering(route, offering, provider);
 }
 
 /** A billable route must meter the unit of every enabled offering it can reach. */

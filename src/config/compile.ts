@@ -12,7 +12,7 @@ import { formatIds, findClientFormat } from '../formats/index.js';
 import type { ClientFormat } from '../formats/types.js';
 import { attachMeters, compileMeters } from '../meters/index.js';
 import { manifestPointer } from '../meters/pointer.js';
-import { checkMeters, checkPathParams, checkTranslators, chooseDefaultModels } from './checks.js';
+import { checkFileInputs, checkMeters, checkPathParams, checkTranslators, chooseDefaultModels } from './checks.js';
 import { ManifestError } from './errors.js';
 import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
@@ -115,12 +115,14 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
       try { validateRequest = (manifest.body?.type === 'multipart' ? coercing : ajv).compile({ ...wire.get(requestSchema)!, $id: undefined }); }
       catch (error) { throw new ManifestError(file, '/schemas/request', `schema does not compile: ${(error as Error).message}`); }
     }
+    checkFileInputs(file, manifest, requestSchema ? wire.get(requestSchema) : undefined);
     const route: CompiledRoute = {
       manifest, file, validateRequest,
       streamPointer: manifest.stream ? manifestPointer(file, '/stream/when', manifest.stream.when) : null,
       serviceTypes: new Set(manifest.service_types ?? []), billable,
       upstreams: (manifest.upstreams ?? []).map((u, i) => ({
-        operation: u.operation, when: { nativeResponses: u.when?.native_responses }, params: u.params ?? {},
+        operation: u.operation, params: u.params ?? {},
+        when: { nativeResponses: u.when?.native_responses, present: u.when?.present === undefined ? undefined : manifestPointer(file, `/upstreams/${i}/when/present`, u.when.present) },
         pathParams: Object.fromEntries(Object.entries(u.path_params ?? {}).map(([name, pointer]) => [name, manifestPointer(file, `/upstreams/${i}/path_params/${name}`, pointer)])),
       })),
       requiredHeaders: (manifest.require_headers ?? []).map((h) => ({ name: h.name, aliases: h.aliases ?? [], values: new Set(h.values) })),

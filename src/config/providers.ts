@@ -70,6 +70,7 @@ export function compileProvider(file: string, m: ProviderManifest, ctx: Provider
     id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated).replace(/\/$/, ''), apiKey, auth: authHeaderOf(m.auth), simulated, headers: staticHeaders(file, m, ctx.env),
     timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
     operations: compileOperations(m),
+    skills: m.skills ? { source: m.skills.source, list: m.skills.list.map((s) => ({ id: s.id, displayTitle: s.display_title, latestVersion: s.latest_version, createdAt: s.created_at })) } : null,
   };
 }
 
@@ -103,6 +104,14 @@ function contextWindowOf(file: string, index: number, o: OfferingManifest): numb
   return o.context_window;
 }
 
+/** An offering's skills, each one the provider lists (a typo would silently refuse every execution). */
+function knownSkills(file: string, index: number, m: ProviderManifest, ids: string[]): ReadonlySet<string> {
+  const listed = new Set((m.skills?.list ?? []).map((s) => s.id));
+  const unknown = ids.find((id) => !listed.has(id));
+  if (unknown !== undefined) throw new ManifestError(file, `/offerings/${index}/skills`, `unknown skill "${unknown}" (the provider's skills: ${[...listed].join(', ') || 'none'})`);
+  return new Set(ids);
+}
+
 /** Every offering of one provider. */
 export function compileOfferings(file: string, m: ProviderManifest): CompiledOffering[] {
   return m.offerings.map((o, index) => {
@@ -115,6 +124,7 @@ export function compileOfferings(file: string, m: ProviderManifest): CompiledOff
       id: o.id, upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
       availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true, created: o.created ?? 0,
       maxOutputTokens: o.max_output_tokens ?? 4096, contextWindow: contextWindowOf(file, index, o), billing,
+      skills: knownSkills(file, index, m, o.skills ?? []),
     };
   });
 }

@@ -28,7 +28,12 @@ export interface CompiledOffering {
    * one `price` (spec 1). The other side is zero, never read.
    */
   billing: { unit: BillingUnit; per: bigint; prices: TokenPrices; price: bigint; priceText: Record<string, string>; tools: Record<string, bigint>; toolText: Record<string, string> };
+  /** Built-in skills the model can run (spec 4.6 support table). */
+  skills: ReadonlySet<string>;
 }
+
+/** A vendor's built-in skill (spec 4.6), as GET /v1/skills lists it. */
+export interface BuiltinSkill { id: string; displayTitle: string; latestVersion: string; createdAt: string }
 
 /** A billing unit of the catalogue (spec 1); routes meter the units they serve. */
 export type BillingUnit = 'token' | 'character' | 'text_record' | 'search' | 'record' | 'page' | 'feature' | 'second' | 'image' | 'megapixel' | 'minute';
@@ -45,6 +50,8 @@ export interface CompiledProvider {
   headers: Readonly<Record<string, string>>;
   timeouts: { connectMs: number; headersMs: number; idleMs: number };
   operations: Record<string, CompiledOperation>;
+  /** The built-in skills this provider runs, and their source value; null when it runs none. */
+  skills: { source: string; list: BuiltinSkill[] } | null;
 }
 
 /** One upstream operation: where it is, and the wire format its translator speaks. */
@@ -77,7 +84,8 @@ export interface CompiledPoll {
 /** One operation a proxy route may call, with its translation's parameter policies. */
 export interface RouteUpstream {
   operation: string;
-  when: { nativeResponses?: boolean };
+  /** Conditions on the model (`nativeResponses`) and on the request (`present`: a JSON Pointer that must hold a value). */
+  when: { nativeResponses?: boolean; present?: readonly string[] };
   params: Readonly<Record<string, ParamPolicy>>;
   /** Each `{name}` of the operation's path, from a JSON Pointer into the client request. */
   pathParams: Readonly<Record<string, readonly string[]>>;

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../store/types.js';
 import type { BlobStore } from './blob/types.js';
+import type { PublishDeps } from './generated.js';
 import type { MessageFiles } from './message-files.js';
 import type { TempFiles } from './temp-files.js';
 
@@ -15,6 +16,8 @@ export interface FileServices {
   temp: TempFiles;
   /** Messages-format files (spec 4.5). */
   messages?: MessageFiles;
+  /** What publishing generated files and claiming executions need (spec 4.6). */
+  publish?: PublishDeps;
   /** GATEWAY_PUBLIC_URL: the origin clients reach the gateway at, for the URLs it signs; null: the request's own. */
   publicUrl: string | null;
 }

@@ -21,7 +21,7 @@ import {
 } from './message-records.js';
 
 /** The vendor operations, by the names provider manifests give them. */
-export const FILE_OPERATIONS = { upload: 'files-upload', delete: 'files-delete', content: 'files-content' } as const;
+export const FILE_OPERATIONS = { upload: 'files-upload', get: 'files-get', delete: 'files-delete', content: 'files-content' } as const;
 
 /** The file record as the vendor's FileMetadata shape, with the gateway's id and its expiry. */
 export function fileMetadata(r: MessageFileRecord): Record<string, unknown> {
@@ -50,6 +50,7 @@ export class MessageFiles {
   /** POST /v1/files: reserve quota, store at the vendor, record the mapping. */
   async upload(accountId: string, provider: CompiledProvider, file: { filename: string; contentType: string; data: Buffer }, ttlSeconds: number | null, signal: AbortSignal): Promise<MessageFileRecord> {
     const { db, clock, settings } = this.deps;
+    if (file.data.length === 0) throw new GatewayError('invalid_request', 'The file is empty.', { param: 'file' });
     const now = clock.now();
     const ttlMs = ttlSeconds === null ? settings().messages.defaultTtlMs : ttlSeconds * 1000;
     const record: MessageFileRecord = {

@@ -97,8 +97,12 @@ export async function markVendorReleased(db: Queryable, id: string, at: Date): P
   await db.query('UPDATE message_files SET vendor_released_at = $2 WHERE id = $1', [id, at]);
 }
 
+/** The shape of a messages-format file id; anything else is no file (and never reaches SQL). */
+export const MESSAGE_FILE_ID = /^file_gw_[0-9a-f]{24}$/;
+
 /** The record of `id`, or null. */
 export async function findMessageFile(db: Queryable, id: string): Promise<MessageFileRecord | null> {
+  if (!MESSAGE_FILE_ID.test(id)) return null;
   const [row] = await db.query<Row>(`SELECT ${COLUMNS} FROM message_files WHERE id = $1`, [id]);
   return row ? toRecord(row) : null;
 }

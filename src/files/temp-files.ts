@@ -16,7 +16,7 @@ import { findTempFile, insertPending, markDeleted, markFinalized, type TempFileR
 import { verifyContent } from './verify/index.js';
 
 /** What POST /v1/gateway/files/upload-authorizations answers (spec 2 "Temporary file"). */
-export interface UploadAuthorization extends UploadTarget {
+export interface UploadAuthorization extends Omit<UploadTarget, 'url'> {
   file_id: string;
   upload_url: string;
   upload_expires_at: string;
@@ -67,8 +67,8 @@ export class TempFiles {
       createdAt: now, uploadExpiresAt: new Date(now.getTime() + settings().uploadUrlTtlMs), expiresAt: new Date(now.getTime() + settings().pendingTtlMs),
     };
     await insertPending(this.deps.db, record);
-    const target = await this.uploadTarget(record, origin);
-    return { file_id: id, upload_url: target.url, ...target, upload_expires_at: record.uploadExpiresAt.toISOString() };
+    const { url, method, headers } = await this.uploadTarget(record, origin);
+    return { file_id: id, upload_url: url, method, headers, upload_expires_at: record.uploadExpiresAt.toISOString() };
   }
 
   private async uploadTarget(r: Omit<TempFileRecord, 'state' | 'actualBytes' | 'detectedType'>, origin: string): Promise<UploadTarget> {

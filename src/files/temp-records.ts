@@ -46,8 +46,12 @@ export async function insertPending(db: Queryable, r: Omit<TempFileRecord, 'stat
     [r.id, r.accountId, r.purpose, r.contentType, r.declaredBytes, r.blobKey, r.createdAt, r.uploadExpiresAt, r.expiresAt]);
 }
 
+/** The shape of a temporary file id; anything else is no file (and never reaches SQL: a NUL would be a 500). */
+export const TEMP_FILE_ID = /^tfile_[0-9a-f]{24}$/;
+
 /** The record of `id`, whatever its owner and state (callers check both), or null. */
 export async function findTempFile(db: Queryable, id: string): Promise<TempFileRecord | null> {
+  if (!TEMP_FILE_ID.test(id)) return null;
   const [row] = await db.query<Row>(`SELECT ${COLUMNS} FROM temp_files WHERE id = $1`, [id]);
   return row ? toRecord(row) : null;
 }

@@ -240,7 +240,8 @@ export interface RouteManifest {
     | 'message-files-list'
     | 'message-files-get'
     | 'message-files-delete'
-    | 'message-files-content';
+    | 'message-files-content'
+    | 'skills-list';
   schemas?: {
     /**
      * Wire schema of the request body, under schemas/.
@@ -307,7 +308,7 @@ export interface RouteManifest {
    */
   billable?: boolean;
   /**
-   * Operations a proxy route can call, in order of preference; the first one the model's provider offers (and whose `when` holds) is used.
+   * Operations a proxy route can call, in order of preference; the first one the model's provider offers (and whose `when` holds for the model and the request) is used.
    *
    * @minItems 1
    */
@@ -318,6 +319,10 @@ export interface RouteManifest {
     operation: string;
     when?: {
       native_responses?: boolean;
+      /**
+       * JSON Pointer into the request (read after `file_inputs` rewrote it): this upstream serves only requests that have a value there, e.g. `/image` for an image operation.
+       */
+      present?: string;
     };
     /**
      * Per-parameter policies for this translation.
@@ -404,6 +409,35 @@ export interface RouteManifest {
    * Messages-format file references in the request (content blocks with source {type: file, file_id: file_gw_...}; spec 4.4): `messages-files` resolves each for the account (another account's or an unknown id: 404) and rewrites it to the vendor's id, using the operation's `files` feature; `count-unsupported` refuses an owned reference with file_token_count_unsupported.
    */
   file_references?: 'messages-files' | 'count-unsupported';
+  /**
+   * A request with `container` (or a code execution tool) is a skills execution (spec 4.6): every requirement is checked and its X-Gateway-Operation-ID claimed before anything is reserved; its outputs are published as file_gw_ files after billing.
+   */
+  skills_execution?: boolean;
+  /**
+   * Temporary files (spec 2, 4.7) a request may name instead of sending the bytes, by body field: the purposes the field accepts and the body field that receives the file's bytes, base64-encoded (the named field is removed). Resolved for the caller's account after auth and before anything is reserved: an unknown or another account's id is 404 file_not_found, a pending one 400 file_not_finalized, an expired one 404 file_expired, another purpose 400 file_purpose_mismatch. Both fields must be properties of the request schema.
+   */
+  file_inputs?: {
+    [k: string]: {
+      /**
+       * Purposes (spec 2) a file must have been uploaded for.
+       *
+       * @minItems 1
+       */
+      purposes: (
+        | 'OCR_INPUT'
+        | 'DOCUMENT_INPUT'
+        | 'AUDIO_INPUT'
+        | 'MODERATION_INPUT'
+        | 'IMAGE_REFERENCE'
+        | 'VISION_INPUT'
+        | 'VIDEO_REFERENCE'
+      )[];
+      /**
+       * The body field that receives the bytes as base64, as if the client had sent them inline.
+       */
+      into: string;
+    };
+  };
 }
 /**
  * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
@@ -635,6 +669,24 @@ export interface ProviderManifest {
   env_headers?: {
     [k: string]: EnvName;
   };
+  /**
+   * The vendor's built-in skills the gateway exposes (spec 4.6: GET /v1/skills; customer skills are not exposed).
+   */
+  skills?: {
+    /**
+     * The vendor's built-in source value (the `source=` filter and the container skill `type`).
+     */
+    source: string;
+    /**
+     * @minItems 1
+     */
+    list: {
+      id: string;
+      display_title: string;
+      latest_version: string;
+      created_at: string;
+    }[];
+  };
 }
 export interface Offering {
   /**
@@ -701,4 +753,8 @@ export interface Offering {
    * Served natively by the responses API (responses-passthrough); false: chat-only.
    */
   native_responses?: boolean;
+  /**
+   * Built-in skills this model can run in a skills execution (spec 4.6 support table); ids from the provider's `skills`.
+   */
+  skills?: string[];
 }

@@ -320,6 +320,7 @@ export const ROUTE_TABLE = [
     "format": "native-json",
     "handler": "proxy",
     "upstreams": [
+      "moderate-image",
       "moderate-text"
     ],
     "stream": null,
@@ -390,6 +391,23 @@ export const ROUTE_TABLE = [
       "meter"
     ],
     "file": "routes/responses.yaml"
+  },
+  {
+    "id": "skills-list",
+    "method": "GET",
+    "path": "/v1/skills",
+    "format": "anthropic-messages",
+    "handler": "skills-list",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "validate",
+      "forward"
+    ],
+    "file": "routes/skills.yaml"
   },
   {
     "id": "translate",

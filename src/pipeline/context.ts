@@ -30,6 +30,15 @@ export interface UpstreamAnswer {
   quantities: Readonly<Record<string, number>>;
 }
 
+/** A temporary file (spec 4.7) a request named, now inline in the body: for translators that need its type. */
+export interface InputFile {
+  /** The body field that holds its bytes (base64). */
+  field: string;
+  fileId: string;
+  /** The MIME type verified at finalize. */
+  contentType: string;
+}
+
 /** The state of one request through the pipeline. */
 export interface RequestContext {
   readonly requestId: string;
@@ -47,6 +56,8 @@ export interface RequestContext {
   body: Record<string, unknown>;
   /** The files of a multipart request (its text fields are `body`); empty otherwise. */
   files: UploadedFile[];
+  /** Temporary files the route's `file_inputs` put into the body, by the field that now holds them (src/pipeline/file-inputs.ts). */
+  inputFiles?: InputFile[];
   /** Operation features the request uses (file references, skills): their upstream headers are sent. */
   features: string[];
   stream: boolean;
@@ -59,6 +70,12 @@ export interface RequestContext {
   outcome: ForwardOutcome | null;
   /** True once any byte of the answer was written to the client. */
   started: boolean;
+  /** Run after billing and before the answer is written (e.g. publishing a skills execution's outputs). */
+  beforeAnswer: Array<() => Promise<void>>;
+  /** Run when the request fails, before the error is answered; each may replace the error answered. */
+  onFailure: Array<(error: unknown) => Promise<unknown>>;
+  /** The upstream's answer status, once one arrived (null: none, the outcome is unknown if it was sent). */
+  upstreamStatus: number | null;
   /**
    * The last write of the answer (the JSON body, or a stream's closing frame), held back by forward
    * and run by the pipeline after the meter stage: an answer completes only once it is billed.

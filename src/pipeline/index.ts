@@ -73,7 +73,7 @@ export async function runPipeline(
 ): Promise<void> {
   const ctx: RequestContext = {
     requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
-    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, files: [], features: [], stream: false,
+    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, files: [], features: [], beforeAnswer: [], onFailure: [], upstreamStatus: null, stream: false,
     model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   const started = performance.now();
@@ -81,10 +81,13 @@ export async function runPipeline(
   reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });
   try {
     for (const handler of pipeline.handlers) await handler(ctx);
+    for (const hook of ctx.beforeAnswer) await hook();
     await ctx.finish?.();
-  } catch (error) {
+  } catch (caught) {
+    let error = caught;
+    for (const hook of ctx.onFailure) error = await hook(error).catch((e: unknown) => { onError(e); return error; });
     // An unreachable store or limiter is reported once per outage, not once per request.
-    if (!(error instanceof GatewayError) && !(error instanceof DependencyUnavailableError)) onError(error);
+    if (!(caught instanceof GatewayError) && !(caught instanceof DependencyUnavailableError)) onError(caught);
     // The reservation is given back before the error is answered: a client that sees the error sees nothing held.
     await releaseHold(ctx, runtime).catch(onError);
     await sendError(ctx, toGatewayError(error)).catch(onError);

@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type http from 'node:http';
+import { imageFormat, imageSize } from '../translate/image-input.js';
 import { sendJsonAnswer, unknownKey } from './native.js';
 import type { Exchange, SimRoute } from './exchange.js';
 import { isRecord, type Rec } from './text.js';
@@ -125,31 +126,8 @@ export const MAX_IMAGE_BYTES = 4 * 1024 * 1024;
 /** "The maximum image size is 2048 x 2048 pixels ... the minimum image size is 50 x 50 pixels." */
 export const IMAGE_SIDE = { min: 50, max: 2048 } as const;
 
-/** The image format by magic bytes (PNG, JPEG, GIF, BMP, TIFF, WEBP, the formats Azure accepts), or undefined. */
-export function imageFormat(b: Buffer): string | undefined {
-  const ascii = (from: number, to: number) => b.subarray(from, to).toString('latin1');
-  if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47 && b.readUInt32BE(4) === 0x0d0a1a0a) return 'png';
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
-  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'gif';
-  if (ascii(0, 2) === 'BM') return 'bmp';
-  if (ascii(0, 4) === 'II*\u0000' || ascii(0, 4) === 'MM\u0000*') return 'tiff';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
-  return undefined;
-}
-
-/** Width and height from the header of a PNG, GIF, BMP or JPEG; undefined for other formats or a short header. */
-export function imageSize(b: Buffer, format: string): { width: number; height: number } | undefined {
-  if (format === 'png' && b.length >= 24) return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
-  if (format === 'gif' && b.length >= 10) return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
-  if (format === 'bmp' && b.length >= 26) return { width: Math.abs(b.readInt32LE(18)), height: Math.abs(b.readInt32LE(22)) };
-  if (format !== 'jpeg') return undefined;
-  for (let at = 2; at + 9 <= b.length && b[at] === 0xff;) {
-    const marker = b[at + 1]!;
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return { width: b.readUInt16BE(at + 7), height: b.readUInt16BE(at + 5) };
-    at += 2 + b.readUInt16BE(at + 2);
-  }
-  return undefined;
-}
+// The image format by magic bytes and the sizes in the headers: the same pure readers the gateway uses.
+export { imageFormat, imageSize };
 
 /** Severity of `category` for an image: 0, 2, 4 or 6 from one byte of the SHA-256 of its bytes (mostly 0). */
 export function imageSeverity(seed: Buffer | string, category: TextCategory): number {

@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.js';
 import { createAnthropicMessagesToAnthropicCountTokens } from './anthropic-messages--anthropic-count-tokens/index.js';
 import { createAnthropicMessagesToAnthropicMessages } from './anthropic-messages--anthropic-messages/index.js';
 import { createNativeJsonToAzureContentSafety } from './native-json--azure-content-safety/index.js';
+import { createNativeJsonToAzureContentSafetyImage } from './native-json--azure-content-safety-image/index.js';
 import { createNativeJsonToAzureLanguageAnalyze } from './native-json--azure-language-analyze/index.js';
 import { createNativeJsonToAzureLanguageSummarize } from './native-json--azure-language-summarize/index.js';
 import { createNativeJsonToAzureTranslator } from './native-json--azure-translator/index.js';
@@ -25,6 +26,7 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--cohere-rerank', createNativeJsonToCohereRerank],
   ['native-json--azure-translator', createNativeJsonToAzureTranslator],
   ['native-json--azure-content-safety', createNativeJsonToAzureContentSafety],
+  ['native-json--azure-content-safety-image', createNativeJsonToAzureContentSafetyImage],
   ['native-json--azure-language-analyze', createNativeJsonToAzureLanguageAnalyze],
   ['native-json--azure-language-summarize', createNativeJsonToAzureLanguageSummarize],
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],

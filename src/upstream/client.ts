@@ -98,7 +98,9 @@ export class UpstreamClient {
     // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
     // A multipart body (FormData) carries its own content type, with its boundary.
     const payload = op.method !== 'POST' ? null : body instanceof FormData ? body : JSON.stringify(body);
-    return this.request(provider, op.method, url.origin, path, payload, signal, operationHeaders(op, target.features));
+    // A binary answer (a file download) accepts any type: a vendor that declares only application/octet-stream refuses JSON-only Accept (406).
+    const headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
+    return this.request(provider, op.method, url.origin, path, payload, signal, headers);
   }
 
   /**
@@ -114,7 +116,7 @@ export class UpstreamClient {
 
   private async request(
     provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | null, signal: AbortSignal,
-    operationHeaders: Readonly<Record<string, string>> = {},
+    requestHeaders: Readonly<Record<string, string>> = {},
   ): Promise<UpstreamResponse> {
     const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' } : {};
     // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
@@ -125,7 +127,7 @@ export class UpstreamClient {
     try {
       const response = await this.pool(provider, origin).request({
         method, path, signal: controller.signal,
-        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...operationHeaders, ...authHeaders(provider) },
+        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...authHeaders(provider) },
         body: payload,
       });
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };

@@ -1,5 +1,5 @@
 /**
- * Contract for moderation and language analysis (issue 9; spec 4.10, 4.11): the gateway's own upstream
+ * Contract for moderation (text and image) and language analysis (issues 9, 10; spec 4.10, 4.11): the gateway's own upstream
  * requests, sent with real-looking keys to Prism mocks playing Azure AI Content Safety and Azure AI
  * Language from their published specs (../shared/specs/azure, the `*.prism-oas3.json` copies whose paths
  * carry the service prefix), validate with no violation and reach the expected path with the
@@ -13,6 +13,7 @@ import { projectRoot } from '../../src/paths.js';
 import { storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { gatewayRequestAsLogged, startPrismMock, stopChild, type PrismLoggedRequest, type PrismProcess } from '../helpers/prism.js';
+import { png } from '../helpers/images.js';
 
 const SPECS = resolve(projectRoot(), '../shared/specs/azure');
 const CONTENT_SAFETY_SPEC = resolve(SPECS, 'content-safety/contentsafety.prism-oas3.json');
@@ -50,6 +51,12 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: the Azure Content
   it('moderation: POST /contentsafety/text:analyze with the text and categories', async () => {
     const { logged } = await upstreamOf(safety, '/v1/moderations', { text: 'I will attack them.', categories: ['Hate', 'Violence'] }, '/contentsafety/text:analyze');
     expect(logged.lines.join('\n')).toContain('Body: {"text":"I will attack them.","categories":["Hate","Violence"]}');
+  });
+
+  it('image moderation: POST /contentsafety/image:analyze with the image content (a data URL\'s prefix stripped) and categories', async () => {
+    const image = png(64, 64, 8).toString('base64');
+    const { logged } = await upstreamOf(safety, '/v1/moderations', { image: `data:image/png;base64,${image}`, categories: ['Sexual'] }, '/contentsafety/image:analyze');
+    expect(logged.lines.join('\n')).toContain(`Body: {"image":{"content":"${image}"},"categories":["Sexual"]}`);
   });
 
   it('analysis: POST /language/:analyze-text, one task per kind, the documents with their language', async () => {

@@ -2,9 +2,9 @@
  * POST /v1/moderations end to end (issue 9; spec 4.11): real HTTP through the gateway to the simulator
  * playing Azure AI Content Safety `text:analyze`. One record per call whatever the text's length or the
  * categories scored, billed exactly and reported in X-Gateway-Records and X-Gateway-Cost-USD; the
- * route's default offering when `model` is absent; exactly one of text, image, file_id (image and
- * file_id refused until files arrive); bad input a 400 naming the parameter with nothing reserved or
- * charged; an upstream failure charges nothing.
+ * route's default offering when `model` is absent; exactly one of text, image, file_id (images and
+ * files: test/e2e/moderations-image.test.ts); bad input a 400 naming the parameter with nothing
+ * reserved or charged; an upstream failure charges nothing.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -77,8 +77,8 @@ describeStore(`moderations (${storeKind})`, () => {
       [{ text: 'hi', image: 'aGk=' }, 'invalid_request', 'image', /this request has 'text' and 'image'/],
       [{ text: 'hi', file_id: 'file_gw_1' }, 'invalid_request', 'file_id', /this request has 'text' and 'file_id'/],
       [{ image: 'aGk=', file_id: 'file_gw_1' }, 'invalid_request', 'file_id', /this request has 'image' and 'file_id'/],
-      [{ image: 'data:image/png;base64,aGk=' }, 'unsupported_parameter', 'image', /'image' is not served yet: moderation of images and files arrives with file support/],
-      [{ file_id: 'file_gw_1' }, 'unsupported_parameter', 'file_id', /'file_id' is not served yet/],
+      [{ image: 'data:image/png;base64,aGk=' }, 'invalid_request', 'image', /'image' is not a PNG, JPEG, GIF, BMP, TIFF or WEBP image/],
+      [{ file_id: 'file_gw_1' }, 'invalid_request', 'file_id', /Invalid 'file_id'/],
       [{ text: '' }, 'invalid_request', 'text'],
       [{ text: 42 }, 'invalid_request', 'text'],
       [{ text: 'x'.repeat(10_001) }, 'invalid_request', 'text'],

@@ -146,6 +146,23 @@ describe('temporary files', () => {
     await expect(temp.resolve(account.id, a.file_id, ['VISION_INPUT'])).rejects.toMatchObject({ code: 'file_expired', status: 404 });
   });
 
+  it('gives a separate read-only service URL for five minutes', async () => {
+    const png = await fixture('sample.png');
+    const a = await uploaded('VISION_INPUT', 'image/png', png);
+    await finalize(a.file_id);
+    const temp = t.gw.runtime.files!.temp;
+    const url = await temp.readUrl(await temp.resolve(account.id, a.file_id, ['VISION_INPUT']), t.url);
+    expect(url).not.toBe(a.upload_url);
+    const read = await fetch(url);
+    expect([read.status, read.headers.get('content-type')]).toEqual([200, 'image/png']);
+    expect(Buffer.from(await read.arrayBuffer())).toEqual(png);
+    expect((await fetch(url, { method: 'PUT', headers: { 'content-type': 'image/png' }, body: new Uint8Array(png) })).status).toBe(405);
+    // The upload URL does not read, and the read URL's signature does not fit another file.
+    expect((await fetch(a.upload_url)).status).toBe(405);
+    clock.advance(301_000);
+    expect((await fetch(url)).status).toBe(403);
+  });
+
   it('finalizes once under concurrent finalizes', async () => {
     const png = await fixture('sample.png');
     const a = await uploaded('VISION_INPUT', 'image/png', png);

@@ -21,6 +21,8 @@ export interface JsonSchema {
   type?: string | string[];
   enum?: unknown[];
   anyOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  format?: string;
   properties?: Record<string, JsonSchema>;
   required?: string[];
   additionalProperties?: boolean | JsonSchema;
@@ -34,7 +36,11 @@ export interface JsonSchema {
 }
 
 interface OpenApiParameter { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema?: JsonSchema }
-interface OpenApiOperation { parameters?: OpenApiParameter[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }
+interface OpenApiOperation {
+  parameters?: OpenApiParameter[];
+  requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+  responses?: Record<string, { content?: Record<string, unknown> }>;
+}
 interface OpenApiDocument { paths: Record<string, Record<string, OpenApiOperation>>; components: { schemas: Record<string, JsonSchema> } }
 
 /** The generated OpenAPI document (the same file the gateway serves at GET /openapi.json). */
@@ -52,10 +58,16 @@ export function resolveSchema(schema: JsonSchema): JsonSchema {
 /** Which client error shape a route answers in. */
 export type ErrorShape = 'openai' | 'messages';
 
+/** What a route's request body is, from its OpenAPI `requestBody`: a JSON object, a multipart form, or none. */
+export type BodyKind = 'json' | 'multipart' | 'none';
+
+/** A multipart route's form, from its OpenAPI schema: file parts (`format: binary`) and its text fields' schema. */
+export interface FormShape { files: string[]; requiredFiles: string[]; fields: JsonSchema }
+
 /** One route of the route table, with what the fuzzer needs from the OpenAPI document. */
 export interface FuzzRoute {
   id: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
   /** OpenAPI-style path, e.g. `/v1/models/{model}`. */
   path: string;
   format: string;
@@ -64,6 +76,16 @@ export interface FuzzRoute {
   shape: ErrorShape;
   requestSchema: JsonSchema | null;
   params: OpenApiParameter[];
+  /** The request body the route takes (none: body-less, e.g. GET, DELETE, or a POST like finalize). */
+  body: BodyKind;
+  /** The form of a multipart route, else null. */
+  form: FormShape | null;
+  /** The route table names upstream operations for it (false: the gateway answers it itself). */
+  hasUpstream: boolean;
+  /** Media types of its 200 answer in the OpenAPI document ([]: undeclared, e.g. a binary download). */
+  answerTypes: string[];
+  pathParams: string[];
+  queryParams: string[];
 }
 
 /** The error shape of a client format. */
@@ -76,13 +98,39 @@ export function fuzzRoutes(): FuzzRoute[] {
   return ROUTE_TABLE.map((route) => {
     const operation = OPENAPI.paths[route.path]?.[route.method.toLowerCase()];
     if (!operation) throw new Error(`route ${route.id} (${route.method} ${route.path}) is missing from the OpenAPI document`);
-    const schema = operation.requestBody?.content?.['application/json']?.schema;
+    const content = operation.requestBody?.content ?? {};
+    const schema = content['application/json']?.schema;
+    const formSchema = content['multipart/form-data']?.schema;
+    const params = operation.parameters ?? [];
     return {
-      id: route.id, method: route.method as 'GET' | 'POST', path: route.path, format: route.format,
+      id: route.id, method: route.method as FuzzRoute['method'], path: route.path, format: route.format,
       billable: route.billable, streams: route.stream !== null, shape: shapeOf(route.format),
-      requestSchema: schema ? resolveSchema(schema) : null, params: operation.parameters ?? [],
+      requestSchema: schema ? resolveSchema(schema) : null, params,
+      body: schema ? 'json' : formSchema ? 'multipart' : 'none',
+      form: formSchema ? formShape(formSchema) : null,
+      hasUpstream: route.upstreams.length > 0,
+      answerTypes: Object.keys(operation.responses?.['200']?.content ?? {}),
+      pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
+      queryParams: params.filter((p) => p.in === 'query').map((p) => p.name),
     };
   });
+}
+
+/** A multipart schema (`allOf` of objects) as file parts and a JSON Schema of the text fields. */
+export function formShape(schema: JsonSchema): FormShape {
+  const members = (s: JsonSchema): JsonSchema[] => { const r = resolveSchema(s); return r.allOf ? r.allOf.flatMap(members) : [r]; };
+  const properties: Record<string, JsonSchema> = {};
+  const required = new Set<string>();
+  for (const member of members(schema)) {
+    Object.assign(properties, member.properties ?? {});
+    for (const name of member.required ?? []) required.add(name);
+  }
+  const files = Object.keys(properties).filter((name) => resolveSchema(properties[name]!).format === 'binary');
+  const fieldNames = Object.keys(properties).filter((name) => !files.includes(name));
+  return {
+    files, requiredFiles: files.filter((name) => required.has(name)),
+    fields: { type: 'object', properties: Object.fromEntries(fieldNames.map((n) => [n, properties[n]!])), required: fieldNames.filter((n) => required.has(n)), additionalProperties: false },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -595,6 +643,8 @@ export function rawHttp(baseUrl: string, opts: { method: string; path: string; h
 export const ALLOWED_RESPONSE_HEADERS = new Set([
   'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'cache-control',
   'x-request-id', 'retry-after', 'retry-after-ms',
+  // A binary download (GET /v1/files/{file_id}/content) names its file.
+  'content-disposition',
 ]);
 
 /** A header of the gateway's own namespace. */
@@ -700,3 +750,4 @@ export function fuzzParameters(opts: { numRuns: number; seed: number; timeLimitM
     },
   };
 }
+

@@ -277,3 +277,17 @@ export async function gatewayRequestAsLogged(gatewayUrl: string, key: string, ve
   expect(logged!.passed, detail).toBe(true);
   return { logged: logged!, status: res.status };
 }
+
+/**
+ * Any method and body to BASE+PATH (a POST without a body, a DELETE, a multipart FormData, raw bytes);
+ * `key` goes out as `Authorization: Bearer`. The body's content type is the caller's (FormData sets its own).
+ */
+export async function callHttp(base: string, path: string, opts: { method?: string; key?: string; headers?: Record<string, string>; body?: string | Uint8Array<ArrayBuffer> | FormData } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  const res = await fetch(`${base}${path}`, { method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'), headers, body: opts.body });
+  const text = await res.text();
+  let json: unknown = null;
+  try { json = JSON.parse(text); } catch { /* binary, SSE or empty */ }
+  return { status: res.status, headers: res.headers, text, json };
+}

@@ -21,7 +21,18 @@ export interface UploadedFile { field: string; filename: string; contentType: st
 /** The parsed body: text fields (strings, or lists for repeated names) and files. */
 export interface MultipartBody { fields: Record<string, string | string[]>; files: UploadedFile[]; }
 
-const listName = (name: string): string => (name.endsWith('[]') ? name.slice(0, -2) : name);
+/** A part's field name without a trailing `[]`; a part with no name (or a NUL in it) is the client's 400. */
+function listName(name: string | undefined): string {
+  if (typeof name !== 'string' || name === '' || name.includes('\0')) throw new GatewayError('invalid_request', 'A multipart part has no valid name in its Content-Disposition.');
+  return name.endsWith('[]') ? name.slice(0, -2) : name;
+}
+
+/** A part's declared file name and type, which reach the store and the vendor: no control characters. */
+function checkPartText(field: string, filename: string, mimeType: string): void {
+  if (/[\x00-\x1f\x7f]/.test(filename) || /[\x00-\x1f\x7f]/.test(mimeType)) {
+    throw new GatewayError('invalid_request', `The file in '${field}' has a control character in its file name or type.`, { param: field });
+  }
+}
 
 function addField(fields: Record<string, string | string[]>, name: string, value: string): void {
   const key = listName(name);
@@ -59,7 +70,8 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
   const largest = Math.max(0, ...Object.values(spec.files).map((f) => f.maxBytes));
   const maxFiles = Object.values(spec.files).reduce((n, f) => n + f.max, 0);
   return new Promise((resolve, reject) => {
-    const fields: Record<string, string | string[]> = {};
+    // No prototype: a field named `__proto__` is just an unknown field.
+    const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
     const files: Array<Promise<UploadedFile>> = [];
     const counts = new Map<string, number>();
     let failed = false;
@@ -81,6 +93,7 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
       if (failed) { file.resume(); return; }
       try {
         const part = admitFile(spec, counts, name, mimeType);
+        checkPartText(listName(name), filename ?? '', mimeType ?? '');
         files.push(collect(file, listName(name), part).then((data) => {
           if (data.length > part.maxBytes) throw new GatewayError('payload_too_large', `The file in '${listName(name)}' is larger than ${part.maxBytes} bytes.`, { param: listName(name) });
           return { field: listName(name), filename, contentType: mimeType, data };
@@ -91,9 +104,15 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
         fail(error);
       }
     });
+    // Every handler of a parser event catches its own errors: a throw there would escape the promise and hang the request.
     parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
-      if (valueTruncated) fail(new GatewayError('payload_too_large', `The field '${listName(name)}' is longer than ${spec.fieldMaxBytes} bytes.`, { param: listName(name) }));
-      else addField(fields, name, value);
+      try {
+        const field = listName(name);
+        if (valueTruncated) throw new GatewayError('payload_too_large', `The field '${field}' is longer than ${spec.fieldMaxBytes} bytes.`, { param: field });
+        addField(fields, name, value);
+      } catch (error) {
+        fail(error);
+      }
     });
     parser.on('filesLimit', () => fail(new GatewayError('invalid_request', `Too many files (at most ${maxFiles}).`)));
     parser.on('fieldsLimit', () => fail(new GatewayError('invalid_request', `Too many fields (at most ${spec.maxFields}).`)));

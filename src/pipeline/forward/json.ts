@@ -39,6 +39,7 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
     if (!ctx.clientGone.signal.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
     throw error;
   }
+  ctx.upstreamStatus = response.status;
   if (response.status < 400) return response;
   runtime.metrics?.upstreamError(provider.id, response.status);
   const body = await readJsonBody(response).catch(() => null);

@@ -5,6 +5,7 @@ import { forwardJson } from '../forward/json.js';
 import { forwardStream } from '../forward/stream.js';
 import { getModel, listModels } from '../local/models.js';
 import { authorizeUpload, finalizeUpload } from '../local/temp-files.js';
+import { listSkills } from '../local/skills.js';
 import { deleteMessageFile, downloadMessageFile, getMessageFile, listMessageFilesRoute, uploadMessageFile } from '../local/message-files.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime, Stage } from '../stage.js';
@@ -22,6 +23,7 @@ const LOCAL: Record<Exclude<RouteManifest['handler'], 'proxy'>, LocalHandler> = 
   'message-files-get': getMessageFile,
   'message-files-delete': deleteMessageFile,
   'message-files-content': downloadMessageFile,
+  'skills-list': listSkills,
 };
 
 /** Forwards every route. */

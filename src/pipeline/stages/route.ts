@@ -10,7 +10,9 @@ import { meterOf } from '../../meters/index.js';
 import { applyParamPolicies } from '../../translate/params.js';
 import { createTranslator } from '../../translate/registry.js';
 import type { RequestContext } from '../context.js';
+import { resolveFileInputs } from '../file-inputs.js';
 import { resolveFileReferences } from '../file-references.js';
+import { prepareSkillsExecution } from '../../skills/execution.js';
 import type { Runtime, Stage } from '../stage.js';
 import type { CompiledRoute } from '../../config/types.js';
 import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
@@ -31,7 +33,7 @@ export function routeRequest(ctx: RequestContext): void {
   const provider = ctx.gateway.providers.get(offering.providerId)!;
   ctx.model = { offering, provider };
   meterOf(ctx)?.check(ctx);
-  const choice = chooseUpstream(ctx.route, offering, provider);
+  const choice = chooseUpstream(ctx.route, offering, provider, ctx.body);
   if (!choice) throw wrongEndpoint(ctx.gateway, ctx.route, offering, provider);
   const format = provider.operations[choice.operation]!.format;
   ctx.upstream = { choice, format };
@@ -43,17 +45,26 @@ export function routeRequest(ctx: RequestContext): void {
 /** A step a route declares around routing; each runs before anything is reserved. */
 type RouteStep = (ctx: RequestContext) => Promise<void>;
 
-/** The steps that rewrite the request before routing: file references (spec 4.4). */
+/** The steps that rewrite the request before routing: file references (spec 4.4), temporary-file inputs (spec 4.7). */
 function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   const steps: RouteStep[] = [];
   const policy = route.manifest.file_references;
   if (policy) steps.push((ctx) => resolveFileReferences(ctx, runtime, policy));
+  if (route.manifest.file_inputs) steps.push((ctx) => resolveFileInputs(ctx, runtime, route.manifest.file_inputs!));
   return steps;
 }
 
-/** The checks that need the chosen model. */
-function stepsAfter(_route: CompiledRoute, _runtime: Runtime): RouteStep[] {
-  return [];
+/** The checks that need the chosen model: a skills execution (spec 4.6). */
+function stepsAfter(route: CompiledRoute, runtime: Runtime): RouteStep[] {
+  const steps: RouteStep[] = [];
+  if (route.manifest.skills_execution) {
+    steps.push(async (ctx) => {
+      const deps = runtime.files?.publish;
+      if (!deps) throw new GatewayError('invalid_request', 'Skills executions are not available on this gateway.');
+      await prepareSkillsExecution(ctx, deps);
+    });
+  }
+  return steps;
 }
 
 /** Routes every proxy route's requests, with the steps its manifest declares around routing. */

@@ -1,11 +1,12 @@
 /**
  * Stage 2, validate: the route's required headers, then the request body (JSON, or a multipart form
- * read under the route's limits) against the route's wire schema, compiled at boot.
+ * read under the route's limits) against the route's wire schema, compiled at boot. A `oneOf` of
+ * single required fields ("exactly one of") is answered naming the fields.
  */
 import { Readable } from 'node:stream';
 import type { ErrorObject } from 'ajv';
 import { GatewayError } from '../../errors.js';
-import { readPointer } from '../../meters/pointer.js';
+import { parsePointer, readPointer } from '../../meters/pointer.js';
 import type { RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
 import { readMultipart, type MultipartSpec } from '../bodies/multipart.js';
@@ -23,6 +24,34 @@ function schemaMessage(error: ErrorObject): { message: string; param: string | n
     return { message: `Unknown parameter: '${named}'.`, param: named };
   }
   return { message: `Invalid '${param ?? 'body'}': ${error.message ?? 'invalid value'}.`, param };
+}
+
+/** `'a', 'b' or 'c'` (`and` for the ones a request has). */
+function listed(names: string[], last: 'or' | 'and'): string {
+  const quoted = names.map((n) => `'${n}'`);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} ${last} ${quoted.at(-1)}`;
+}
+
+/**
+ * A `oneOf` whose branches each require one field is "exactly one of these fields" (spec 4.11, 4.12:
+ * one input per request): the message names the fields, and those the request has. Null for any
+ * other failure, which keeps the generic message.
+ */
+function exactlyOneMessage(errors: ErrorObject[], schema: unknown, body: unknown): { message: string; param: string } | null {
+  const error = errors.find((e) => e.keyword === 'oneOf');
+  if (!error || !error.schemaPath.startsWith('#/')) return null;
+  const branches = readPointer(schema, parsePointer(error.schemaPath.slice(1)));
+  if (!Array.isArray(branches)) return null;
+  const names = branches.map((b: { required?: unknown }) => (Array.isArray(b?.required) && b.required.length === 1 && Object.keys(b).length === 1 ? b.required[0] : null));
+  if (names.length < 2 || !names.every((n): n is string => typeof n === 'string')) return null;
+  const target = error.instancePath ? readPointer(body, parsePointer(error.instancePath)) : body;
+  if (typeof target !== 'object' || target === null) return null;
+  const prefix = error.instancePath ? `${error.instancePath.slice(1).replace(/\//g, '.')}.` : '';
+  const fields = names.map((n) => prefix + n);
+  const given = fields.filter((_f, i) => (target as Record<string, unknown>)[names[i]!] !== undefined);
+  if (given.length === 0) return { message: `Missing input: provide exactly one of ${listed(fields, 'or')}.`, param: fields[0]! };
+  if (given.length === 1) return null;
+  return { message: `Provide exactly one of ${listed(fields, 'or')}; this request has ${listed(given, 'and')}.`, param: given[1]! };
 }
 
 /** Rejects a request missing a required header (e.g. the messages format's version header). */
@@ -63,7 +92,7 @@ export const validateStage: Stage = {
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
       if (nestedDeeperThan(body)) throw new GatewayError('invalid_request', `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`);
       if (!validate(body)) {
-        const { message, param } = schemaMessage(validate.errors![0]!);
+        const { message, param } = exactlyOneMessage(validate.errors!, validate.schema, body) ?? schemaMessage(validate.errors![0]!);
         throw new GatewayError('invalid_request', message, { param });
       }
       ctx.body = body as Record<string, unknown>;

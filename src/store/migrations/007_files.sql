@@ -57,7 +57,8 @@ CREATE TABLE message_files (
 );
 CREATE INDEX message_files_account_live ON message_files (account_id, created_at) WHERE state <> 'deleted';
 CREATE INDEX message_files_expiry ON message_files (expires_at) WHERE state <> 'deleted';
-CREATE UNIQUE INDEX message_files_vendor ON message_files (provider_id, vendor_file_id) WHERE vendor_file_id IS NOT NULL;
+-- Not unique: the vendor's ids are its own business (a mock repeats one); ours are the primary key.
+CREATE INDEX message_files_vendor ON message_files (provider_id, vendor_file_id) WHERE vendor_file_id IS NOT NULL;
 
 -- Operation ids (spec 4.6, 7; DESIGN.md "claimed with one insert before anything is reserved"): an id
 -- is single-use forever per account, whatever the payload. Skills executions: at most one pending

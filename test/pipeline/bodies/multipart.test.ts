@@ -73,4 +73,14 @@ describe('readMultipart', () => {
     const broken = readMultipart(Readable.from([Buffer.from('--b\r\nContent-Disposition: form-data; name="document"; filename="a"\r\n\r\nabc')]), 'multipart/form-data; boundary=b', spec);
     await expect(broken).rejects.toMatchObject({ status: 400 });
   });
+
+  it('refuses parts without a name (a long one once hung the request), control characters in file names, and keeps __proto__ a plain field', async () => {
+    const raw = (parts: string) => readMultipart(Readable.from([Buffer.from(`${parts}--b--\r\n`)]), 'multipart/form-data; boundary=b', spec);
+    await expect(raw(`--b\r\nContent-Disposition: form-data\r\n\r\n${'x'.repeat(64)}\r\n`)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('no valid name') });
+    await expect(raw('--b\r\nContent-Disposition: form-data\r\n\r\nshort\r\n')).rejects.toMatchObject({ status: 400 });
+    await expect(raw('--b\r\nContent-Disposition: form-data; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabc\r\n')).rejects.toMatchObject({ status: 400 });
+    await expect(raw('--b\r\nContent-Disposition: form-data; name="document"; filename="a\u0001b.txt"\r\nContent-Type: text/plain\r\n\r\nabc\r\n')).rejects.toMatchObject({ status: 400, message: expect.stringContaining('control character') });
+    const proto = await raw('--b\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\nv\r\n--b\r\nContent-Disposition: form-data; name="document"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabc\r\n');
+    expect(Object.keys(proto.fields)).toEqual(['__proto__']);
+  });
 });

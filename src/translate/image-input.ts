@@ -1,0 +1,90 @@
+/**
+ * An image a client sends inline (spec 4.11, 4.12: "base64 or data URL"), or a temporary file that
+ * `file_inputs` put inline: decoded and checked against an operation's limits when the translator is
+ * created, so a refusal is a 400 naming the parameter before anything is reserved. The format comes
+ * from the magic bytes, never from a declared type; sizes are read from the PNG, GIF, BMP and JPEG
+ * headers (TIFF and WEBP sizes are left to the vendor).
+ */
+import { GatewayError } from '../errors.js';
+
+/** The image formats recognised by their first bytes. */
+export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'bmp' | 'tiff' | 'webp';
+
+/** What an operation accepts. */
+export interface ImageLimits {
+  maxBytes: number;
+  formats: readonly ImageFormat[];
+  /** Smallest and largest side in pixels, where the header tells. */
+  minSide: number;
+  maxSide: number;
+}
+
+/** A decoded, checked image. */
+export interface ImageInput { bytes: Buffer; format: ImageFormat; /** Canonical base64 of the bytes. */ base64: string }
+
+/** The format by magic bytes, or undefined. */
+export function imageFormat(b: Buffer): ImageFormat | undefined {
+  const ascii = (from: number, to: number) => b.subarray(from, to).toString('latin1');
+  if (ascii(0, 8) === '\x89PNG\r\n\x1a\n') return 'png';
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
+  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'gif';
+  if (ascii(0, 2) === 'BM') return 'bmp';
+  if (ascii(0, 4) === 'II*\u0000' || ascii(0, 4) === 'MM\u0000*') return 'tiff';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
+  return undefined;
+}
+
+/** Width and height from a PNG, GIF, BMP or baseline/progressive JPEG header; undefined otherwise. */
+export function imageSize(b: Buffer, format: ImageFormat): { width: number; height: number } | undefined {
+  if (format === 'png' && b.length >= 24) return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+  if (format === 'gif' && b.length >= 10) return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
+  if (format === 'bmp' && b.length >= 26) return { width: Math.abs(b.readInt32LE(18)), height: Math.abs(b.readInt32LE(22)) };
+  if (format !== 'jpeg') return undefined;
+  // Segments from the first marker after SOI to a start-of-frame (SOF0-SOF15 but DHT, JPG, DAC).
+  for (let at = 2; at + 9 <= b.length && b[at] === 0xff;) {
+    const marker = b[at + 1]!;
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return { width: b.readUInt16BE(at + 7), height: b.readUInt16BE(at + 5) };
+    at += 2 + b.readUInt16BE(at + 2);
+  }
+  return undefined;
+}
+
+/**
+ * Base64 (standard or URL-safe alphabet, padded or not, line breaks allowed) to bytes; null when the
+ * text is not base64 or decodes to nothing.
+ */
+export function decodeBase64(text: string): Buffer | null {
+  const compact = /\s/.test(text) ? text.replace(/[\t\n\r ]+/g, '') : text;
+  if (!/^(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}$/.test(compact)) return null;
+  const data = compact.replace(/=+$/, '');
+  const padded = compact.length !== data.length;
+  if (data.length % 4 === 1 || (padded && compact.length % 4 !== 0)) return null;
+  const bytes = Buffer.from(data, 'base64');
+  return bytes.length > 0 ? bytes : null;
+}
+
+/** The base64 payload of a data URL (`data:<type>[;params];base64,<payload>`), the text itself otherwise, or null for a data URL that is not base64. */
+function payload(value: string): string | null {
+  if (!/^data:/i.test(value)) return value;
+  const comma = value.indexOf(',');
+  if (comma < 0 || !/;base64$/i.test(value.slice(0, comma))) return null;
+  return value.slice(comma + 1);
+}
+
+/** Decodes and checks `value` (base64 or a data URL) under `limits`; a 400 naming `param` otherwise. */
+export function readImageInput(value: unknown, param: string, limits: ImageLimits): ImageInput {
+  const refuse = (message: string) => new GatewayError('invalid_request', message, { param });
+  if (typeof value !== 'string') throw refuse(`'${param}' must be a base64 string or a data URL.`);
+  const text = payload(value);
+  const bytes = text === null ? null : decodeBase64(text);
+  if (!bytes) throw refuse(`'${param}' is not valid base64: send the image as base64, or as a data URL with base64 content (data:image/png;base64,...).`);
+  if (bytes.length > limits.maxBytes) throw refuse(`The image is ${bytes.length} bytes; the limit is ${limits.maxBytes} bytes.`);
+  const format = imageFormat(bytes);
+  const names = limits.formats.map((f) => f.toUpperCase());
+  if (!format || !limits.formats.includes(format)) throw refuse(`'${param}' is not a ${names.slice(0, -1).join(', ')} or ${names.at(-1)} image (judged by its first bytes).`);
+  const size = imageSize(bytes, format);
+  if (size && (Math.min(size.width, size.height) < limits.minSide || Math.max(size.width, size.height) > limits.maxSide)) {
+    throw refuse(`The image is ${size.width} x ${size.height} pixels; it must be from ${limits.minSide} x ${limits.minSide} to ${limits.maxSide} x ${limits.maxSide}.`);
+  }
+  return { bytes, format, base64: bytes.toString('base64') };
+}

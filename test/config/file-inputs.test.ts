@@ -1,0 +1,65 @@
+/**
+ * The route keys of issue 10 item 5 (spec 4.7 rule 3, 4.11): `file_inputs` must name two different
+ * properties of the route's request schema, and a purpose of spec 2; an upstream's `when.present`
+ * chooses the operation by the request (after file inputs ran), while boot checks and endpoint hints
+ * still see every operation a model can reach.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileGateway } from '../../src/config/compile.js';
+import { ManifestError } from '../../src/config/errors.js';
+import { loadGateway } from '../../src/config/load.js';
+import type { CompiledGateway } from '../../src/config/types.js';
+import { chooseUpstream, servesOffering, wrongEndpoint } from '../../src/pipeline/upstream-choice.js';
+import { copyConfig, type ConfigCopy } from '../helpers/config.js';
+
+async function compiled(edit?: (c: ConfigCopy) => Promise<void>): Promise<CompiledGateway> {
+  const copy = await copyConfig();
+  await edit?.(copy);
+  return compileGateway(await loadGateway(copy.configFile), { env: {}, simulatorUrl: 'http://127.0.0.1:1' });
+}
+
+async function refusal(edit: (c: ConfigCopy) => Promise<void>): Promise<Error> {
+  const error = await compiled(edit).then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(Error);
+  return error as Error;
+}
+
+describe('file_inputs and when.present', () => {
+  it('chooses image:analyze for a request with an image and text:analyze otherwise; every operation counts at boot', async () => {
+    const gateway = await compiled();
+    const route = gateway.routes.find((r) => r.manifest.id === 'moderations')!;
+    const offering = gateway.offerings.get('content-safety-text')!;
+    const provider = gateway.providers.get(offering.providerId)!;
+    expect(route.upstreams.map((u) => [u.operation, u.when.present])).toEqual([['moderate-image', ['image']], ['moderate-text', undefined]]);
+    expect(chooseUpstream(route, offering, provider, { image: 'aGk=' })?.operation).toBe('moderate-image');
+    expect(chooseUpstream(route, offering, provider, { text: 'hi' })?.operation).toBe('moderate-text');
+    expect(chooseUpstream(route, offering, provider)?.operation).toBe('moderate-text');
+    expect(servesOffering(route, offering, provider)).toBe(true);
+    expect(route.defaultModel).toBe('content-safety-text');
+  });
+
+  it('a model whose provider has no operation for the request\'s input gets a 400 saying so, not "use another endpoint"', async () => {
+    const gateway = await compiled((c) => c.editYaml('routes/moderations.yaml', (d) => { d.upstreams = [{ operation: 'moderate-image', when: { present: '/image' } }]; }));
+    const route = gateway.routes.find((r) => r.manifest.id === 'moderations')!;
+    const offering = gateway.offerings.get('content-safety-text')!;
+    const provider = gateway.providers.get(offering.providerId)!;
+    expect(chooseUpstream(route, offering, provider, { text: 'hi' })).toBeNull();
+    expect(wrongEndpoint(gateway, route, offering, provider)).toMatchObject({
+      code: 'invalid_request', extra: { param: 'model' }, message: 'The model "content-safety-text" cannot take this request\'s input on /v1/moderations; choose another model.',
+    });
+  });
+
+  it('refuses a file input from or into a field the request schema does not have, into itself, an unknown purpose, or a pointer that is not one', async () => {
+    const unknownInto = await refusal((c) => c.editYaml('routes/moderations.yaml', (d) => { d.file_inputs.file_id.into = 'picture'; }));
+    expect(unknownInto).toBeInstanceOf(ManifestError);
+    expect(unknownInto).toMatchObject({ file: 'routes/moderations.yaml', path: '/file_inputs/file_id', reason: '"picture" is not a property of the route\'s request schema' });
+    const unknownField = await refusal((c) => c.editYaml('routes/moderations.yaml', (d) => { d.file_inputs = { document_id: { purposes: ['MODERATION_INPUT'], into: 'image' } }; }));
+    expect(unknownField).toMatchObject({ path: '/file_inputs/document_id', reason: '"document_id" is not a property of the route\'s request schema' });
+    const itself = await refusal((c) => c.editYaml('routes/moderations.yaml', (d) => { d.file_inputs.file_id.into = 'file_id'; }));
+    expect(itself).toMatchObject({ path: '/file_inputs/file_id/into' });
+    const purpose = await refusal((c) => c.editYaml('routes/moderations.yaml', (d) => { d.file_inputs.file_id.purposes = ['SELFIES']; }));
+    expect(purpose.message).toMatch(/routes\/moderations\.yaml/);
+    const pointer = await refusal((c) => c.editYaml('routes/moderations.yaml', (d) => { d.upstreams[0].when.present = 'image'; }));
+    expect(pointer.message).toMatch(/routes\/moderations\.yaml/);
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * One sample request per route, for the tests that loop over the route table (test/e2e/hardening*.test.ts,
+ * test/contract/prism-gateway-routes.test.ts), chosen by the route's kind as fuzzRoutes derives it from the
+ * route table and the OpenAPI document: a JSON body (SAMPLE), a multipart form (FORM_SAMPLE), or path
+ * parameters made real (PARAM_SAMPLE: a file uploaded, a temporary file authorized and uploaded, a
+ * generated file seeded). A GET or body-less route without path parameters needs no entry; any other
+ * route needs exactly one, and sampleRequest says so when it is missing. Plus the checks those tests share.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { expect } from 'vitest';
+import { reserveMessageFile } from '../../src/files/message-records.js';
+import { randomId } from '../../src/ledger/ids.js';
+import { fileProvider } from '../../src/pipeline/local/message-files.js';
+import { errorShapeProblems, type FuzzRoute, type RawResponse } from './fuzz.js';
+import { encodeMultipart, type FormPart } from './fuzz-requests.js';
+import type { TestGateway } from './gateway.js';
+
+/** The sample PNG (test/fixtures/files/sample.png). */
+export const SAMPLE_PNG = readFileSync(join(import.meta.dirname, '../fixtures/files/sample.png'));
+
+/** A small JSON request each JSON route answers with 200. */
+export const SAMPLE: Record<string, Record<string, unknown>> = {
+  'chat-completions': { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 },
+  responses: { model: 'gpt-4o-mini', input: 'hi', max_output_tokens: 16 },
+  messages: { model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+  'count-tokens': { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }] },
+  rerank: { model: 'rerank-pro', query: 'hi', documents: ['hello', 'world'] },
+  translate: { model: 'translator-standard', text: 'hi', to: 'de' },
+  embeddings: { model: 'text-embedding-3-small', input: 'hi' },
+  moderations: { model: 'content-safety-text', text: 'hi' },
+  'language-analyze': { model: 'language-standard', text: 'hi' },
+  'language-summarize': { model: 'language-standard', text: 'Hi there.' },
+  'gateway-files-authorize': { purpose: 'VISION_INPUT', content_type: 'image/png', byte_size: SAMPLE_PNG.length },
+};
+
+/** A small form each multipart route answers with 200. */
+export const FORM_SAMPLE: Record<string, FormPart[]> = {
+  'files-upload': [{ name: 'file', filename: 'hello.txt', type: 'text/plain', data: 'hello files' }],
+};
+
+/** Who a sample is for. */
+export interface SampleContext { t: TestGateway; account: { id: string; key: string } }
+
+/** Path parameters each route with path parameters answers with 200 (resources created for the account). */
+export const PARAM_SAMPLE: Record<string, (c: SampleContext) => Promise<Record<string, string>>> = {
+  'models-get': async () => ({ model: 'gpt-4o' }),
+  'files-get': async (c) => ({ file_id: await uploadMessageFile(c) }),
+  'files-delete': async (c) => ({ file_id: await uploadMessageFile(c) }),
+  'files-content': async (c) => ({ file_id: await seedGeneratedFile(c) }),
+  'gateway-files-finalize': async (c) => ({ file_id: (await uploadTempFile(c)).file_id }),
+};
+
+/** The boundary of every sample form. */
+export const FORM_BOUNDARY = 'gwsampleboundary';
+
+/** The route's required headers, each with its first accepted value. */
+export function versionHeaders(t: TestGateway, r: FuzzRoute): Record<string, string> {
+  const compiled = t.gw.generation().gateway.routes.find((c) => c.manifest.id === r.id)!;
+  return Object.fromEntries(compiled.requiredHeaders.map((h) => [h.name, [...h.values][0]!]));
+}
+
+/** One request as sent. */
+export interface SampleRequest { method: string; path: string; headers: Record<string, string>; body?: string | Buffer }
+
+/** `path` with its `{name}` parameters filled in (percent-encoded). */
+export function fillPath(path: string, params: Record<string, string>): string {
+  return path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    if (params[name] === undefined) throw new Error(`no value for {${name}} in ${path}`);
+    return encodeURIComponent(params[name]);
+  });
+}
+
+/** The route's sample request with the account's key: 200 expected. */
+export async function sampleRequest(c: SampleContext, r: FuzzRoute): Promise<SampleRequest> {
+  const missing = (table: string) => new Error(`route ${r.id} (${r.body} body, path parameters: ${r.pathParams.join(', ') || 'none'}) needs an entry in ${table} of test/helpers/route-samples.ts`);
+  const headers: Record<string, string> = { authorization: `Bearer ${c.account.key}`, ...versionHeaders(c.t, r) };
+  let params: Record<string, string> = {};
+  if (r.pathParams.length > 0) {
+    const make = PARAM_SAMPLE[r.id];
+    if (!make) throw missing('PARAM_SAMPLE');
+    params = await make(c);
+  }
+  const path = fillPath(r.path, params);
+  if (r.body === 'json') {
+    const body = SAMPLE[r.id];
+    if (!body) throw missing('SAMPLE');
+    return { method: r.method, path, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  }
+  if (r.body === 'multipart') {
+    const form = FORM_SAMPLE[r.id];
+    if (!form) throw missing('FORM_SAMPLE');
+    return { method: r.method, path, headers: { ...headers, 'content-type': `multipart/form-data; boundary=${FORM_BOUNDARY}` }, body: encodeMultipart(form, FORM_BOUNDARY) };
+  }
+  return { method: r.method, path, headers };
+}
+
+/** Sends a request with fetch; the answer's status, headers and text. */
+export async function send(t: TestGateway, req: SampleRequest): Promise<{ status: number; headers: Headers; text: string }> {
+  const res = await fetch(`${t.url}${req.path}`, { method: req.method, headers: req.headers, body: req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : new Uint8Array(req.body) });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** Uploads the files-upload sample form for the account through POST /v1/files; its file_gw_ id. */
+export async function uploadMessageFile(c: SampleContext): Promise<string> {
+  const res = await send(c.t, {
+    method: 'POST', path: '/v1/files', body: encodeMultipart(FORM_SAMPLE['files-upload']!, FORM_BOUNDARY),
+    headers: { authorization: `Bearer ${c.account.key}`, 'anthropic-version': '2023-06-01', 'content-type': `multipart/form-data; boundary=${FORM_BOUNDARY}` },
+  });
+  if (res.status !== 200) throw new Error(`upload for a sample: ${res.status} ${res.text}`);
+  return (JSON.parse(res.text) as { id: string }).id;
+}
+
+/** An upload authorization as answered. */
+export interface Authorization { file_id: string; upload_url: string; method: string; headers: Record<string, string>; upload_expires_at: string }
+
+/** Authorizes the sample PNG as a temporary file and PUTs it to the returned URL with the returned method and headers. */
+export async function uploadTempFile(c: SampleContext, bytes: Buffer = SAMPLE_PNG): Promise<Authorization> {
+  const authorized = await send(c.t, {
+    method: 'POST', path: '/v1/gateway/files/upload-authorizations', body: JSON.stringify({ ...SAMPLE['gateway-files-authorize'], byte_size: bytes.length }),
+    headers: { authorization: `Bearer ${c.account.key}`, 'content-type': 'application/json' },
+  });
+  if (authorized.status !== 200) throw new Error(`authorization for a sample: ${authorized.status} ${authorized.text}`);
+  const a = JSON.parse(authorized.text) as Authorization;
+  const put = await fetch(a.upload_url, { method: a.method, headers: a.headers, body: new Uint8Array(bytes) });
+  if (put.status !== 200) throw new Error(`upload for a sample: ${put.status} ${await put.text()}`);
+  await put.arrayBuffer();
+  return a;
+}
+
+/**
+ * A downloadable (generated) messages-format file of the account, as a skill's output would be stored:
+ * the bytes in the blob store and an active record. No route creates one yet; downloads need one.
+ */
+export async function seedGeneratedFile(c: SampleContext, data: Buffer = Buffer.from('generated,output\n1,2\n'), filename = 'report.csv', mimeType = 'text/csv'): Promise<string> {
+  const { gw } = c.t;
+  const files = gw.runtime.files!;
+  const now = new Date();
+  const id = randomId('file_gw_');
+  const blobKey = `generated/${c.account.id}/${id}`;
+  await files.blobs.write(blobKey, Readable.from([data]), { maxBytes: data.length, contentType: mimeType });
+  const settings = gw.generation().gateway.settings.files.messages;
+  const refused = await reserveMessageFile(gw.db, {
+    id, accountId: c.account.id, state: 'active', origin: 'generated', providerId: fileProvider(gw.generation().gateway).id, vendorFileId: null,
+    filename, mimeType, sizeBytes: data.length, downloadable: true, blobKey, containerId: null, createdAt: now, expiresAt: new Date(now.getTime() + settings.defaultTtlMs),
+  }, settings, now);
+  if (refused) throw new Error(`seeding a generated file: quota ${JSON.stringify(refused)}`);
+  return id;
+}
+
+/** An error body in either client shape. */
+export type ErrorBody = { type?: string; error: { message: string; type: string; code?: string; param?: unknown } };
+
+/** Asserts an error answer in the route's shape, with status and code; returns the body. */
+export function expectError(r: FuzzRoute, res: RawResponse, status: number, code: string, label: string): ErrorBody {
+  expect(res.status, `${label}: ${res.body.slice(0, 300)}`).toBe(status);
+  expect(res.headers['content-type'], label).toMatch(/^application\/json/);
+  expect(errorShapeProblems(r.shape, res.body), label).toEqual([]);
+  const body = JSON.parse(res.body) as ErrorBody;
+  expect(body.error.code, `${label}: ${res.body}`).toBe(code);
+  if (r.shape === 'messages') expect(body.type).toBe('error');
+  return body;
+}
+
+/** Balance and newest usage row, once no hold is open. */
+export async function settledState(t: TestGateway, accountId: string): Promise<{ balanceNano: bigint; lastRow: string | null }> {
+  for (let i = 0; i < 100; i++) {
+    const account = (await t.gw.runtime.ledger.getAccount(accountId))!;
+    if (account.openHolds === 0) {
+      const usage = await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 });
+      return { balanceNano: account.balanceNano, lastRow: usage.data[0]?.id ?? null };
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('a hold stayed open');
+}
