@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import { publishGenerated, type PublishDeps } from '../files/generated.js';
 import { randomId } from '../ledger/ids.js';
 import type { RequestContext } from '../pipeline/context.js';
-import { claimOperation, finishOperation, type OperationEnd } from './operations.js';
+import { claimOperation, finishOperation, releaseOperation, type OperationEnd } from './operations.js';
 import { checkSkillsExecution, isSkillsRequest } from './rules.js';
 
 /** Spec 4.6 rule 2 and 8: five completed fresh containers per rolling 24 hours. */
@@ -80,6 +80,8 @@ export async function prepareSkillsExecution(ctx: RequestContext, deps: PublishD
     await end('completed', { container_id: containerId, vendor_container_id: vendorContainer ?? null, files: Object.fromEntries(published) });
   });
   ctx.onFailure.push(async (error) => {
+    // Refused before dispatch: the id never ran, so it is given back (the client may retry it after a top-up).
+    if (ctx.outcome === null) { await releaseOperation(deps.db, accountId, execution.operationId, ctx.requestId); return error; }
     if (!uncertain(ctx)) { await end('failed'); return error; }
     await end('recovery_required', { request_id: ctx.requestId, error: error instanceof GatewayError ? error.code : 'internal_error' });
     return new GatewayError('execution_recovery_required',

@@ -66,3 +66,12 @@ export async function finishOperation(db: Queryable, accountId: string, operatio
     `UPDATE operations SET state = $3, finished_at = $4, result = $5 WHERE account_id = $1 AND operation_id = $2 AND state = 'pending'`,
     [accountId, operationId, end, at, result === null ? null : JSON.stringify(result)]);
 }
+
+/**
+ * Gives a claim back when its request was refused before anything was dispatched (402, 429, a store
+ * outage at admission): the id never ran, so the client may send it again. Only the claiming request's
+ * own pending row is removed.
+ */
+export async function releaseOperation(db: Queryable, accountId: string, operationId: string, requestId: string): Promise<void> {
+  await db.query(`DELETE FROM operations WHERE account_id = $1 AND operation_id = $2 AND request_id = $3 AND state = 'pending'`, [accountId, operationId, requestId]);
+}

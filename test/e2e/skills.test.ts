@@ -117,6 +117,15 @@ describe('skills', () => {
     expect(both.map((a) => a.status).sort()).toEqual([200, 409]);
   });
 
+  it('gives an operation id back when the execution was refused before dispatch (402), so it can be sent again', async () => {
+    const account = await t.account('0');
+    const id = freshId();
+    const poor = await run(account.key, execution(['xlsx']), { 'x-gateway-operation-id': id });
+    expect([poor.status, poor.json.error.code]).toEqual([402, 'insufficient_balance']);
+    await t.gw.runtime.ledger.topUp(account.id, parseUsd('5'));
+    expect((await run(account.key, execution(['xlsx']), { 'x-gateway-operation-id': id })).status).toBe(200);
+  });
+
   it('allows one pending execution per account', async () => {
     const account = await t.account('5');
     await t.fault({ latency_ms: 400, times: 1 }, 'claude-sonnet-4-5-20250929');
