@@ -58,6 +58,7 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
   const schemas = m.schemas ?? {};
   const ok: Json = {};
   if (schemas.response) ok['application/json'] = { schema: { $ref: component(gateway, schemas.response, components) } };
+  if (m.file_answer) ok[m.file_answer] = { schema: { type: 'string', format: 'binary' } };
   if (m.stream) ok['text/event-stream'] = { schema: { type: 'string', description: `Server-sent events${schemas.stream_event ? ` of ${String((gateway.wireSchemas.get(schemas.stream_event) as Json).title)}` : ''}.` } };
   if (schemas.stream_event) component(gateway, schemas.stream_event, components);
   const responses: Json = { '200': { description: 'Success.', headers: { 'x-request-id': { schema: { type: 'string' } } }, content: ok } };
@@ -78,7 +79,7 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
   return op;
 }
 
-/** A JSON body, or a multipart form: the request schema's fields plus each declared file part as binary. */
+/** A JSON body, or a multipart form (the request schema's fields plus each declared file part as binary), or both. */
 function requestContent(route: CompiledRoute, schemaRef: string): Json {
   const multipart = route.multipart;
   if (!multipart) return { 'application/json': { schema: { $ref: schemaRef } } };
@@ -90,7 +91,9 @@ function requestContent(route: CompiledRoute, schemaRef: string): Json {
     if (part.mime) encoding[name] = { contentType: [...part.mime].join(', ') };
   }
   const required = Object.entries(multipart.files).filter(([, part]) => part.min > 0).map(([name]) => name);
-  return { 'multipart/form-data': { schema: { allOf: [{ $ref: schemaRef }, { type: 'object', properties: files, ...(required.length ? { required } : {}) }] }, ...(Object.keys(encoding).length ? { encoding } : {}) } };
+  const form = { 'multipart/form-data': { schema: { allOf: [{ $ref: schemaRef }, { type: 'object', properties: files, ...(required.length ? { required } : {}) }] }, ...(Object.keys(encoding).length ? { encoding } : {}) } };
+  // `body.json`: the route takes JSON too (the file parts then come from `file_inputs`, spec 4.8).
+  return multipart.acceptsJson ? { ...form, 'application/json': { schema: { $ref: schemaRef } } } : form;
 }
 
 const CATALOG_SCHEMA: Json = {

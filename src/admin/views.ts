@@ -17,6 +17,16 @@ export function accountJson(a: AccountView) {
   };
 }
 
+/**
+ * The quantity in the row's unit. A meter billing in fractions of its unit (route `step`, e.g. 0.5 s)
+ * stores whole steps and the decimal in `details.quantity`; the API shows the decimal (a 0.5 s sound
+ * effect is quantity 0.5, unit second).
+ */
+function billedQuantity(r: UsageRow): number {
+  const decimal = r.details.quantity;
+  return r.details.step !== undefined && typeof decimal === 'string' && /^\d+(\.\d+)?$/.test(decimal) ? Number(decimal) : Number(r.quantity);
+}
+
 /** A usage (or refund) row. `quantity` is a JSON number; `key_id` is null when no key spent it. */
 export function usageJson(r: UsageRow) {
   return {
@@ -25,7 +35,7 @@ export function usageJson(r: UsageRow) {
     request_id: r.requestId,
     model: r.model,
     kind: r.kind,
-    quantity: Number(r.quantity),
+    quantity: billedQuantity(r),
     unit: r.unit,
     amount_usd: formatUsd(r.amountNano),
     details: r.details,

@@ -33,6 +33,12 @@ export function checkTranslators(routes: CompiledRoute[], providers: Array<{ fil
 export function checkFileInputs(file: string, manifest: RouteManifest, requestSchema: object | undefined): void {
   const properties = (requestSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
   for (const [field, rule] of Object.entries(manifest.file_inputs ?? {})) {
+    // `into: {file: <part>}` puts the file into a declared multipart part instead of a body field.
+    if (typeof rule.into === 'object') {
+      if (!Object.hasOwn(properties, field)) throw new ManifestError(file, `/file_inputs/${field}`, `"${field}" is not a property of the route's request schema`);
+      if (manifest.body?.type !== 'multipart' || !manifest.body.files?.[rule.into.file]) throw new ManifestError(file, `/file_inputs/${field}/into/file`, `"${rule.into.file}" is not a file part of the route's multipart body`);
+      continue;
+    }
     const unknown = [field, rule.into].find((name) => !Object.hasOwn(properties, name));
     if (unknown !== undefined) throw new ManifestError(file, `/file_inputs/${field}`, `"${unknown}" is not a property of the route's request schema`);
     if (rule.into === field) throw new ManifestError(file, `/file_inputs/${field}/into`, 'a file input must go into another field');

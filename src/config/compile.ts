@@ -53,6 +53,7 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     limits: limitsOf(c.limits),
     limiterPolicy: c.limits?.on_backend_error ?? 'fail_closed',
     files: filesOf(c.files),
+    urlInputs: { allowHosts: c.url_inputs?.allow_hosts ?? [] },
   };
 }
 
@@ -79,8 +80,8 @@ function filesOf(raw: RawGateway['config']['files']): FilesSettings {
 function multipartOf(manifest: RouteManifest): MultipartSpec | null {
   const body = manifest.body;
   if (body?.type !== 'multipart') return null;
-  const files = Object.fromEntries(Object.entries(body.files ?? {}).map(([name, f]) => [name, { maxBytes: f.max_bytes, mime: f.mime ? new Set(f.mime) : null, min: f.min ?? 0, max: f.max ?? 1 }]));
-  return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536 };
+  const files = Object.fromEntries(Object.entries(body.files ?? {}).map(([name, f]) => [name, { maxBytes: f.max_bytes, mime: f.mime ? new Set(f.mime) : null, min: f.min ?? 0, max: f.max ?? 1, ...(f.probe ? { probe: f.probe } : {}) }]));
+  return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536, ...(body.json ? { acceptsJson: true } : {}) };
 }
 
 /** The client format a route names; an unknown one stops the boot (it would answer every request with a 500). */

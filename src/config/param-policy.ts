@@ -5,4 +5,9 @@
  */
 
 /** What a route's YAML declares for one client parameter a translation cannot carry as is. */
-export interface ParamPolicy { unsupported?: 'reject' | 'drop'; default?: unknown; }
+export interface ParamPolicy {
+  unsupported?: 'reject' | 'drop';
+  default?: unknown;
+  /** The accepted values and what each becomes upstream (a voice name to a vendor voice id); others are a 400. */
+  map?: Readonly<Record<string, string>>;
+}

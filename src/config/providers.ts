@@ -125,6 +125,7 @@ export function compileOfferings(file: string, m: ProviderManifest): CompiledOff
       availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true, created: o.created ?? 0,
       maxOutputTokens: o.max_output_tokens ?? 4096, contextWindow: contextWindowOf(file, index, o), billing,
       skills: knownSkills(file, index, m, o.skills ?? []),
+      params: o.params ?? {},
     };
   });
 }

@@ -30,6 +30,8 @@ export interface CompiledOffering {
   billing: { unit: BillingUnit; per: bigint; prices: TokenPrices; price: bigint; priceText: Record<string, string>; tools: Record<string, bigint>; toolText: Record<string, string> };
   /** Built-in skills the model can run (spec 4.6 support table). */
   skills: ReadonlySet<string>;
+  /** The model's own parameter policies, applied after the route's (e.g. voice settings a speech model refuses, spec 4.8). */
+  params?: Readonly<Record<string, ParamPolicy>>;
 }
 
 /** A vendor's built-in skill (spec 4.6), as GET /v1/skills lists it. */
@@ -128,6 +130,8 @@ export interface GatewaySettings {
   limiterPolicy: 'fail_closed' | 'fail_open';
   /** Temporary and messages-format files (issue 10). */
   files: FilesSettings;
+  /** `url_inputs:` the SSRF-safe fetcher's allow list of `host:port` entries (issue 11 item 7). */
+  urlInputs: { allowHosts: readonly string[] };
 }
 
 /** One temporary-file purpose (spec 2): what it accepts. */

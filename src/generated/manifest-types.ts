@@ -5,6 +5,15 @@
  */
 export interface GatewayConfigManifest {
   version: 1;
+  /**
+   * Public URLs clients give as inputs (video image, OCR and vision url), fetched by the SSRF-safe fetcher (issue 11 item 7).
+   */
+  url_inputs?: {
+    /**
+     * host:port entries (e.g. 127.0.0.1:9000) whose URLs skip the address rules for that hop only and may use http. Default empty.
+     */
+    allow_hosts?: string[];
+  };
   server?: {
     /**
      * Listen address (GATEWAY_HOST overrides).
@@ -256,6 +265,10 @@ export interface RouteManifest {
      */
     stream_event?: string;
   };
+  /**
+   * Media type of the file the route answers with inline (a binary 200, e.g. audio/mpeg from an operation with `answer: binary`), documented as such in the OpenAPI document.
+   */
+  file_answer?: string;
   stream?: {
     /**
      * JSON Pointer to a boolean in the request.
@@ -279,6 +292,9 @@ export interface RouteManifest {
     | 'MODERATION'
     | 'OCR'
     | 'DOCUMENT'
+    | 'SPEECH_TO_TEXT'
+    | 'TEXT_TO_SPEECH'
+    | 'SOUND_EFFECT'
   )[];
   /**
    * What the route bills, keyed by billing unit: an offering is billed by the entry of its own unit (spec 1). Absent on free routes.
@@ -287,6 +303,10 @@ export interface RouteManifest {
     [k: string]: {
       source: QuantitySource;
       reserve?: QuantitySource1;
+      /**
+       * Bill in steps of this fraction of the unit (1/n, e.g. 0.5 for half seconds) instead of whole units: the quantity is rounded to a whole number of steps, the usage row's quantity counts steps (details.step), the quantity header shows the decimal.
+       */
+      step?: number;
       /**
        * How a fractional quantity becomes a whole one (default ceil).
        */
@@ -339,6 +359,12 @@ export interface RouteManifest {
         default?: {
           [k: string]: unknown;
         };
+        /**
+         * The accepted values and what each becomes upstream (after `default`), e.g. a voice name to the vendor's voice id; any other value is a 400 naming the accepted ones.
+         */
+        map?: {
+          [k: string]: string;
+        };
       };
     };
     /**
@@ -375,6 +401,10 @@ export interface RouteManifest {
   body?: {
     type: 'json' | 'multipart';
     /**
+     * multipart only: a JSON body is accepted too (same request schema), e.g. naming a temporary file (`file_inputs` with `into: {file: <part>}`) instead of sending the part. The declared parts' `min` is then checked once the file inputs are resolved.
+     */
+    json?: boolean;
+    /**
      * File parts by field name (a client may suffix the name with []).
      */
     files?: {
@@ -394,6 +424,10 @@ export interface RouteManifest {
          * Most parts of this name (default 1).
          */
         max?: number;
+        /**
+         * Measured before anything is reserved (after `file_inputs`): `audio` reads the duration (music-metadata) for meters (`of: [files:/<part>]`); a file that cannot be read is a 400 naming the part.
+         */
+        probe?: 'audio';
       };
     };
     /**
@@ -432,10 +466,14 @@ export interface RouteManifest {
         | 'VISION_INPUT'
         | 'VIDEO_REFERENCE'
       )[];
-      /**
-       * The body field that receives the bytes as base64, as if the client had sent them inline.
-       */
-      into: string;
+      into:
+        | string
+        | {
+            /**
+             * The multipart file part (a `body.files` name) that receives the file, as if the client had uploaded it in the form.
+             */
+            file: string;
+          };
     };
   };
 }
@@ -468,7 +506,7 @@ export interface QuantitySource {
    */
   counter?: string;
   /**
-   * What the counter counts: JSON Pointers into the request, or `response:/...` into the client answer.
+   * What the counter counts: JSON Pointers into the request, `response:/...` into the client answer, or `files:/<part>` the measured facts of the request's file parts of that name (a list of {duration_seconds, size_bytes}; see `body.files.<part>.probe`).
    *
    * @minItems 1
    */
@@ -507,7 +545,7 @@ export interface QuantitySource1 {
    */
   counter?: string;
   /**
-   * What the counter counts: JSON Pointers into the request, or `response:/...` into the client answer.
+   * What the counter counts: JSON Pointers into the request, `response:/...` into the client answer, or `files:/<part>` the measured facts of the request's file parts of that name (a list of {duration_seconds, size_bytes}; see `body.files.<part>.probe`).
    *
    * @minItems 1
    */
@@ -532,7 +570,10 @@ export type ServiceType =
   | 'LANGUAGE'
   | 'MODERATION'
   | 'OCR'
-  | 'DOCUMENT';
+  | 'DOCUMENT'
+  | 'SPEECH_TO_TEXT'
+  | 'TEXT_TO_SPEECH'
+  | 'SOUND_EFFECT';
 /**
  * Decimal USD, at most 9 decimals.
  */
@@ -753,6 +794,14 @@ export interface Offering {
    * Served natively by the responses API (responses-passthrough); false: chat-only.
    */
   native_responses?: boolean;
+  /**
+   * Per-parameter policies of this model, applied after the route's (e.g. the voice settings a speech model family refuses, spec 4.8): `unsupported: reject` is a 400 unsupported_parameter naming the model.
+   */
+  params?: {
+    [k: string]: {
+      unsupported: 'reject';
+    };
+  };
   /**
    * Built-in skills this model can run in a skills execution (spec 4.6 support table); ids from the provider's `skills`.
    */

@@ -3,6 +3,56 @@
 /** Every route with the stages compiled for it, as data. */
 export const ROUTE_TABLE = [
   {
+    "id": "audio-transcriptions",
+    "method": "POST",
+    "path": "/v1/audio/transcriptions",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "audio-transcriptions"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "SPEECH_TO_TEXT"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/audio-transcriptions.yaml"
+  },
+  {
+    "id": "audio-translations",
+    "method": "POST",
+    "path": "/v1/audio/translations",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "audio-translations"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "SPEECH_TO_TEXT"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/audio-translations.yaml"
+  },
+  {
     "id": "chat-completions",
     "method": "POST",
     "path": "/v1/chat/completions",
@@ -408,6 +458,56 @@ export const ROUTE_TABLE = [
       "forward"
     ],
     "file": "routes/skills.yaml"
+  },
+  {
+    "id": "sound-effects",
+    "method": "POST",
+    "path": "/v1/audio/sound-effects",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "sound-effects"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "SOUND_EFFECT"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/sound-effects.yaml"
+  },
+  {
+    "id": "speech",
+    "method": "POST",
+    "path": "/v1/audio/speech",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "speech"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "TEXT_TO_SPEECH"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/speech.yaml"
   },
   {
     "id": "translate",

@@ -9,12 +9,23 @@ import type { CompiledRoute } from '../config/types.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { RouteManifest } from '../generated/manifest-types.js';
 import { quantityMeter } from './quantity-meter.js';
-import { compileSource, readsRequestOnly } from './sources.js';
-import { tokenMeter } from './token-meter.js';
+import { compileSource, readScaled, readsRequestOnly } from './sources.js';
+import { NO_TOKEN_SIZING, tokenMeter } from './token-meter.js';
+import { fileFacts } from '../pipeline/file-probes.js';
+import { CounterInputError } from './counters/index.js';
+import { GatewayError } from '../errors.js';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Meter } from './types.js';
 
 export type { Meter } from './types.js';
+
+/** Steps per unit of a meter's `step` (1/n gives n); a step that is not 1/n is refused. */
+function stepsOf(step: number | undefined, file: string, at: string): bigint {
+  if (step === undefined) return 1n;
+  const n = Math.round(1 / step);
+  if (Math.abs(n * step - 1) > 1e-9) throw new ManifestError(file, `${at}/step`, `step ${step} is not 1/n of the unit (e.g. 0.5, 0.25, 0.1)`);
+  return BigInt(n);
+}
 
 /** The meters of one route by billing unit (empty for a free route). */
 export function compileMeters(manifest: RouteManifest, format: ClientFormat, file: string): ReadonlyMap<string, Meter> {
@@ -24,6 +35,19 @@ export function compileMeters(manifest: RouteManifest, format: ClientFormat, fil
     // `translator: tokens` is the token meter (input, output, cached... priced by kind); any other
     // token source is a plain quantity of input tokens (embeddings), priced at the input rate.
     if (unit === 'token' && spec.source.translator === 'tokens') {
+      // A declared reserve is the input estimate (e.g. audio tokens from the measured duration, spec 4.8).
+      if (spec.reserve) {
+        const reserve = compileSource(spec.reserve, file, `${at}/reserve`);
+        if (!readsRequestOnly(reserve)) throw new ManifestError(file, `${at}/reserve`, 'a reserve must read the request (an estimate, a cap or a constant)');
+        const estimate = (ctx: RequestContext): number => {
+          try { return Math.ceil(readScaled(reserve, { request: ctx.body, files: fileFacts(ctx.files), answer: null })); } catch (error) {
+            if (error instanceof CounterInputError) throw new GatewayError('invalid_request', `The request cannot be metered: ${error.problem}.`);
+            throw error;
+          }
+        };
+        meters.set(unit, tokenMeter(format.tokens ?? NO_TOKEN_SIZING, estimate, spec.headers?.cost));
+        continue;
+      }
       if (!format.tokens) throw new ManifestError(file, at, `client format "${format.id}" cannot size requests in tokens, so it cannot have a token meter`);
       meters.set(unit, tokenMeter(format.tokens));
       continue;
@@ -33,7 +57,7 @@ export function compileMeters(manifest: RouteManifest, format: ClientFormat, fil
     if (!readsRequestOnly(reserve)) {
       throw new ManifestError(file, spec.reserve ? `${at}/reserve` : at, 'the quantity is read from the answer: declare a `reserve` that reads the request (an estimate, a cap or a constant)');
     }
-    meters.set(unit, quantityMeter({ unit, kind: manifest.id, source, reserve, round: spec.round ?? 'ceil', headers: { ...spec.headers } }));
+    meters.set(unit, quantityMeter({ unit, kind: manifest.id, source, reserve, round: spec.round ?? 'ceil', headers: { ...spec.headers }, stepsPerUnit: stepsOf(spec.step, file, at) }));
   }
   return meters;
 }

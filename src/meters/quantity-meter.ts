@@ -11,6 +11,7 @@ import type { UsageRowInput } from '../ledger/types.js';
 import { unitPrice } from '../billing/pricing.js';
 import { divideRounded, formatUsd } from '../money.js';
 import type { RequestContext } from '../pipeline/context.js';
+import { fileFacts } from '../pipeline/file-probes.js';
 import { CounterInputError } from './counters/index.js';
 import { MissingQuantityError, readScaled, type ScaledSource, type SourceInputs } from './sources.js';
 import type { Bill, Meter, Quote } from './types.js';
@@ -27,6 +28,8 @@ export interface QuantitySpec {
   reserve: ScaledSource;
   round: Rounding;
   headers: { quantity?: string; cost?: string };
+  /** Steps per unit (route `step: 1/n`: n; default 1): the quantity is rounded to whole steps and priced per step. */
+  stepsPerUnit?: bigint;
 }
 
 /** Rounds a non-negative quantity to a whole one. */
@@ -36,19 +39,19 @@ export function roundQuantity(value: number, mode: Rounding): bigint {
 }
 
 /** quantity x price / per, rounded half away from zero: the one rounding of a usage row. */
-export function quantityCharge(quantity: bigint, offering: CompiledOffering): bigint {
-  return divideRounded(quantity * unitPrice(offering), offering.billing.per);
+export function quantityCharge(quantity: bigint, offering: CompiledOffering, stepsPerUnit = 1n): bigint {
+  return divideRounded(quantity * unitPrice(offering), offering.billing.per * stepsPerUnit);
 }
 
 /** The same, rounded up: what a hold reserves. */
-export function quantityHold(quantity: bigint, offering: CompiledOffering): bigint {
-  const per = offering.billing.per;
+export function quantityHold(quantity: bigint, offering: CompiledOffering, stepsPerUnit = 1n): bigint {
+  const per = offering.billing.per * stepsPerUnit;
   return (quantity * unitPrice(offering) + per - 1n) / per;
 }
 
-function read(source: ScaledSource, inputs: SourceInputs, round: Rounding): bigint {
+function read(source: ScaledSource, inputs: SourceInputs, round: Rounding, stepsPerUnit = 1n): bigint {
   try {
-    return roundQuantity(readScaled(source, inputs), round);
+    return roundQuantity(readScaled(source, inputs) * Number(stepsPerUnit), round);
   } catch (error) {
     // A request value a counter cannot count is the client's to fix; the schema should have caught it.
     if (error instanceof CounterInputError) throw new GatewayError('invalid_request', `The request cannot be metered: ${error.problem}.`);
@@ -62,29 +65,35 @@ function plural(unit: string, n: bigint): string {
   return n === 1n ? unit.replace(/_/g, ' ') : `${unit.replace(/_/g, ' ')}s`;
 }
 
+/** A quantity of steps as the decimal the client reads (`3` steps of 0.5 s: `1.5`). */
+function decimal(steps: bigint, stepsPerUnit: bigint): string {
+  return stepsPerUnit === 1n ? steps.toString() : (Number(steps) / Number(stepsPerUnit)).toString();
+}
+
 /** A meter billing one quantity of `spec.unit` per request. */
 export function quantityMeter(spec: QuantitySpec): Meter {
+  const k = spec.stepsPerUnit ?? 1n;
   return {
     unit: spec.unit,
     check: () => undefined,
     // Input tokens metered as a quantity (embeddings) count against the token rate limit like chat's.
     demand: (ctx) => {
       if (spec.unit !== 'token') return { tokens: 0, inputTokens: 0 };
-      const tokens = Number(read(spec.reserve, { request: ctx.body, answer: null }, spec.round));
+      const tokens = Number(read(spec.reserve, { request: ctx.body, files: fileFacts(ctx.files), answer: null }, spec.round));
       return { tokens, inputTokens: tokens };
     },
 
     quote(ctx: RequestContext, demand): Quote {
       const offering = ctx.model!.offering;
       // Input tokens metered as a quantity were counted for the demand already.
-      const quantity = spec.unit === 'token' ? BigInt(demand.tokens) : read(spec.reserve, { request: ctx.body, answer: null }, spec.round);
-      const amountNano = quantityHold(quantity, offering);
+      const quantity = spec.unit === 'token' ? BigInt(demand.tokens) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx.files), answer: null }, spec.round, k);
+      const amountNano = quantityHold(quantity, offering, k);
       return {
         amountNano, inputEstimate: 0,
         refusal: (account) => {
           const available = account.balanceNano + account.creditLimitNano;
           return {
-            message: `Insufficient balance: this request needs $${formatUsd(amountNano)} reserved (${quantity} ${plural(spec.unit, quantity)} at $${formatUsd(unitPrice(offering))} per ${offering.billing.per}); $${formatUsd(available > 0n ? available : 0n)} is available. Top up.`,
+            message: `Insufficient balance: this request needs $${formatUsd(amountNano)} reserved (${decimal(quantity, k)} ${plural(spec.unit, quantity === k ? 1n : 2n)} at $${formatUsd(unitPrice(offering))} per ${offering.billing.per}); $${formatUsd(available > 0n ? available : 0n)} is available. Top up.`,
             param: null,
           };
         },
@@ -94,14 +103,17 @@ export function quantityMeter(spec: QuantitySpec): Meter {
     bill(ctx, outcome): Bill | null {
       if (outcome.delivery === 'none' || !outcome.answer) return null;
       const offering = ctx.model!.offering;
-      const quantity = read(spec.source, { request: ctx.body, answer: outcome.answer }, spec.round);
-      const amountNano = quantityCharge(quantity, offering);
+      const quantity = read(spec.source, { request: ctx.body, files: fileFacts(ctx.files), answer: outcome.answer }, spec.round, k);
+      const amountNano = quantityCharge(quantity, offering, k);
+      const details: Record<string, string> = { price_usd: formatUsd(unitPrice(offering)), per: offering.billing.per.toString() };
+      // A stepped meter's row counts steps (e.g. half seconds); details say so.
+      if (k !== 1n) Object.assign(details, { step: decimal(1n, k), quantity: decimal(quantity, k) });
       const row: UsageRowInput = {
         requestId: ctx.requestId, keyId: ctx.auth?.keyId ?? null, model: offering.id, kind: spec.kind, unit: spec.unit,
-        quantity, amountNano, details: { price_usd: formatUsd(unitPrice(offering)), per: offering.billing.per.toString() },
+        quantity, amountNano, details,
       };
       const headers: Record<string, string> = {};
-      if (spec.headers.quantity) headers[spec.headers.quantity] = quantity.toString();
+      if (spec.headers.quantity) headers[spec.headers.quantity] = decimal(quantity, k);
       if (spec.headers.cost) headers[spec.headers.cost] = formatUsd(amountNano);
       return { rows: [row], limiterTokens: spec.unit === 'token' ? Number(quantity) : 0, tokens: null, headers };
     },

@@ -7,7 +7,8 @@
  *  - `request: /pointer`: a number in the client request;
  *  - `constant: <n>`: the same for every call;
  *  - `counter: <name>` with `of: [/pointer, response:/pointer]`: a local counter (src/meters/counters)
- *    over values of the client request (or, prefixed `response:`, of the client answer).
+ *    over values of the client request (or, prefixed `response:`, of the client answer; prefixed
+ *    `files:`, the measured facts of the request's file parts, src/pipeline/file-probes.ts).
  */
 import { ManifestError } from '../config/errors.js';
 import type { QuantitySource } from '../generated/manifest-types.js';
@@ -21,7 +22,7 @@ export type Source =
   | { kind: 'header'; name: string }
   | { kind: 'request'; pointer: Pointer }
   | { kind: 'constant'; value: number }
-  | { kind: 'counter'; counter: Counter; of: Array<{ in: 'request' | 'response'; pointer: Pointer }> };
+  | { kind: 'counter'; counter: Counter; of: Array<{ in: 'request' | 'response' | 'files'; pointer: Pointer }> };
 
 /** A source and what it is multiplied by: a constant, or the number of values at a request pointer. */
 export type ScaledSource = Source & { times?: number | Pointer };
@@ -29,6 +30,8 @@ export type ScaledSource = Source & { times?: number | Pointer };
 /** What a source may read: the client request always; the answer's parts once there is one. */
 export interface SourceInputs {
   request: unknown;
+  /** The request's file parts' measured facts by part name (`files:/<part>`), known before forwarding. */
+  files?: unknown;
   answer: { upstreamBody: unknown; headers: Readonly<Record<string, string>>; clientBody: unknown; quantities: Readonly<Record<string, number>> } | null;
 }
 
@@ -59,9 +62,10 @@ function compileBare(raw: QuantitySource, file: string, at: string): Source {
       if (!raw.of?.length) throw new ManifestError(file, `${at}/of`, `counter "${raw.counter}" needs \`of\`: the pointers whose values it counts`);
       return {
         kind: 'counter', counter,
-        of: raw.of.map((text, i) => (text.startsWith('response:')
-          ? { in: 'response' as const, pointer: pointer(text.slice('response:'.length), `${at}/of/${i}`) }
-          : { in: 'request' as const, pointer: pointer(text, `${at}/of/${i}`) })),
+        of: raw.of.map((text, i) => {
+          const where = text.startsWith('response:') ? 'response' as const : text.startsWith('files:') ? 'files' as const : 'request' as const;
+          return { in: where, pointer: pointer(where === 'request' ? text : text.slice(where.length + 1), `${at}/of/${i}`) };
+        }),
       };
     }
   }
@@ -83,7 +87,7 @@ export function readScaled(source: ScaledSource, inputs: SourceInputs): number {
 /** True when the source can be read from the request alone (at admission, before any answer). */
 export function readsRequestOnly(source: Source): boolean {
   if (source.kind === 'constant' || source.kind === 'request') return true;
-  return source.kind === 'counter' && source.of.every((o) => o.in === 'request');
+  return source.kind === 'counter' && source.of.every((o) => o.in !== 'response');
 }
 
 /** Why a quantity could not be read (the answer lacked it): the caller decides the status. */
@@ -102,7 +106,7 @@ export function readSource(source: Source, inputs: SourceInputs): number {
     case 'constant': return source.value;
     case 'request': return asNumber(readPointer(inputs.request, source.pointer), `the request's /${source.pointer.join('/')}`);
     case 'counter': {
-      const values = source.of.map((o) => readPointer(o.in === 'request' ? inputs.request : answer?.clientBody, o.pointer));
+      const values = source.of.map((o) => readPointer(o.in === 'request' ? inputs.request : o.in === 'files' ? inputs.files : answer?.clientBody, o.pointer));
       return source.counter.count(values);
     }
     case 'translator': return asNumber(answer?.quantities[source.name], `the translator's ${source.name}`);

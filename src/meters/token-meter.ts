@@ -10,6 +10,7 @@ import { tokenCharge } from '../billing/pricing.js';
 import { quoteAmount, shortfall, shortfallMessage, type HoldQuote } from '../billing/shortfall.js';
 import type { CompiledOffering } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { formatUsd } from '../money.js';
 import type { TokenReader } from '../formats/types.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
@@ -72,8 +73,19 @@ function toolCap(tools: Record<string, number>, offering: CompiledOffering): big
   return total;
 }
 
-/** The token meter of a route whose client format sizes requests with `reader`. */
-export function tokenMeter(reader: TokenReader): Meter {
+/**
+ * A reader for a format that cannot size requests in tokens, used with a declared input estimate
+ * (e.g. audio tokens from the measured duration, spec 4.8): no output cap, no tools.
+ */
+export const NO_TOKEN_SIZING: TokenReader = {
+  estimateInputTokens: () => 0, requestedMaxOutput: () => null, maxOutputParam: () => 'max_output_tokens', billableTools: () => ({}),
+};
+
+/**
+ * The token meter of a route whose client format sizes requests with `reader`; `estimate`, when the
+ * route declares a `reserve`, replaces the reader's input estimate (read from the request and its files).
+ */
+export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext) => number, costHeader?: string): Meter {
   return {
     unit: 'token',
 
@@ -88,7 +100,7 @@ export function tokenMeter(reader: TokenReader): Meter {
 
     // The token limit counts the input and the output the client asked for (corrected to the usage after).
     demand(ctx): Demand {
-      const inputTokens = reader.estimateInputTokens(ctx.body);
+      const inputTokens = estimate ? estimate(ctx) : reader.estimateInputTokens(ctx.body);
       return { tokens: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), inputTokens };
     },
 
@@ -101,7 +113,14 @@ export function tokenMeter(reader: TokenReader): Meter {
       };
       // The route's param defaults are in ctx.body; the client's own body tells whether it set the cap.
       const cap = { param: reader.maxOutputParam(ctx.body), clientSet: reader.requestedMaxOutput(ctx.req.body as Record<string, unknown>) !== null };
-      return { amountNano: quoteAmount(hold), inputEstimate, refusal: (account) => shortfallMessage(shortfall(hold, account), hold, cap) };
+      // A request with no output cap of its own (spec 4.8 audio) cannot lower one: the 402 says to top up.
+      const refusal = reader === NO_TOKEN_SIZING
+        ? (account: { balanceNano: bigint; creditLimitNano: bigint }) => {
+          const s = shortfall(hold, account);
+          return { message: `Insufficient balance: this request needs $${formatUsd(s.neededNano)} reserved (its input estimate plus the model's ${hold.maxOutput} output tokens); $${formatUsd(s.availableNano)} is available. Top up.`, param: null };
+        }
+        : (account: { balanceNano: bigint; creditLimitNano: bigint }) => shortfallMessage(shortfall(hold, account), hold, cap);
+      return { amountNano: quoteAmount(hold), inputEstimate, refusal };
     },
 
     bill(ctx, outcome, inputEstimate): Bill | null {
@@ -110,7 +129,9 @@ export function tokenMeter(reader: TokenReader): Meter {
       const offering = ctx.model!.offering;
       const counted = outcome.delivery !== 'full' || !outcome.reported;
       const rows = [tokenRow(ctx, usage, offering, counted), ...toolRows(ctx, usage, offering)];
-      return { rows, limiterTokens: usage.input + usage.output, tokens: usage, headers: {} };
+      // `headers: {cost}` on the route's token meter: the settled charge of every row (spec 4.8 audio).
+      const headers: Record<string, string> = costHeader ? { [costHeader]: formatUsd(rows.reduce((sum, r) => sum + r.amountNano, 0n)) } : {};
+      return { rows, limiterTokens: usage.input + usage.output, tokens: usage, headers };
     },
   };
 }

@@ -21,6 +21,9 @@
  * POST /v1/messages with a `container` naming skills (anthropic-skills.ts), whose generated documents
  * land in that store. Matched by method and URL; faults scope by the names anthropic-files and
  * anthropic-skills (a skills message by its model). POST /__sim/reset forgets the files.
+ *
+ * And OpenAI speech to text (spec 4.8): POST /v1/audio/transcriptions and /v1/audio/translations
+ * (multipart, read as bytes; openai-audio.ts), faults keyed by the form's `model`.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -29,10 +32,12 @@ import { matchContentSafety, type SimMatch } from './azure-content-safety.js';
 import { createLanguageRoutes } from './azure-language.js';
 import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
+import { matchElevenLabs } from './elevenlabs.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
 import { embeddingsRoute } from './openai-embeddings.js';
+import { matchOpenaiAudio } from './openai-audio.js';
 import { chatRoute, openaiError as errorBody } from './openai-route.js';
 import { responsesRoute } from './responses-route.js';
 
@@ -83,7 +88,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    matchContentSafety, matchTranslator, language.match, files.match, skills.match,
+    matchContentSafety, matchTranslator, language.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio,
   ];
   let closing = false;
 

@@ -6,6 +6,18 @@
 import { GatewayError } from '../errors.js';
 import type { ParamPolicy } from './types.js';
 
+/** A `map` policy: the value (when present) must be one of the map's keys and becomes its value. */
+function mapValue(body: Record<string, unknown>, name: string, map: Readonly<Record<string, string>>): void {
+  const value = body[name];
+  if (value === undefined || value === null) return;
+  if (typeof value === 'string' && Object.hasOwn(map, value)) {
+    body[name] = map[value];
+    return;
+  }
+  const shown = typeof value === 'string' ? `"${value.length > 64 ? `${value.slice(0, 64)}...` : value}"` : `a ${typeof value}`;
+  throw new GatewayError('invalid_request', `Unsupported value for '${name}': ${shown}. Accepted values: ${Object.keys(map).join(', ')}.`, { param: name });
+}
+
 /** The body the translator sees. */
 export function applyParamPolicies(body: Record<string, unknown>, policies: Readonly<Record<string, ParamPolicy>>, target: string): Record<string, unknown> {
   let out: Record<string, unknown> | null = null;
@@ -17,6 +29,7 @@ export function applyParamPolicies(body: Record<string, unknown>, policies: Read
     }
     if (present && policy.unsupported === 'drop') delete copy()[name];
     else if (!present && policy.default !== undefined) copy()[name] = policy.default;
+    if (policy.map) mapValue(copy(), name, policy.map);
   }
   return out ?? body;
 }

@@ -9,7 +9,10 @@ import { createNativeJsonToAzureLanguageSummarize } from './native-json--azure-l
 import { createNativeJsonToAzureTranslator } from './native-json--azure-translator/index.js';
 import { createNativeJsonToCohereEmbed } from './native-json--cohere-embed/index.js';
 import { createNativeJsonToCohereRerank } from './native-json--cohere-rerank/index.js';
+import { createNativeJsonToElevenlabsSoundGeneration } from './native-json--elevenlabs-sound-generation/index.js';
+import { createNativeJsonToElevenlabsTts } from './native-json--elevenlabs-tts/index.js';
 import { createNativeJsonToOpenaiEmbeddings } from './native-json--openai-embeddings/index.js';
+import { createNativeJsonToOpenaiTranscriptions } from './native-json--openai-transcriptions/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
 import { createOpenaiResponsesToOpenaiChat } from './openai-responses--openai-chat/index.js';
@@ -30,7 +33,10 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--azure-language-analyze', createNativeJsonToAzureLanguageAnalyze],
   ['native-json--azure-language-summarize', createNativeJsonToAzureLanguageSummarize],
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],
+  ['native-json--openai-transcriptions', createNativeJsonToOpenaiTranscriptions],
   ['native-json--cohere-embed', createNativeJsonToCohereEmbed],
+  ['native-json--elevenlabs-tts', createNativeJsonToElevenlabsTts],
+  ['native-json--elevenlabs-sound-generation', createNativeJsonToElevenlabsSoundGeneration],
 ]);
 
 /** Every registered `<client>--<upstream>` pair (each must have golden fixtures). */

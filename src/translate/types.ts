@@ -3,6 +3,7 @@ import type { ParamPolicy } from '../config/param-policy.js';
 import type { CompiledOffering } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
 import type { SseEvent } from './sse.js';
+import type { UploadedFile } from '../pipeline/bodies/multipart.js';
 
 /**
  * Token usage normalized across formats. `input` counts every prompt token, cached and cache-write
@@ -60,8 +61,11 @@ export interface TranslatedFile {
 
 /** Translates one request between a client format and an upstream format. */
 export interface Translator {
-  /** The upstream request body (a JSON object, or an array for vendors that take one). */
-  request(clientBody: Record<string, unknown>, offering: CompiledOffering): unknown;
+  /**
+   * The upstream request body (a JSON object, an array for vendors that take one, or a FormData for
+   * a multipart operation); `files` are the request's file parts (multipart routes, spec 4.8).
+   */
+  request(clientBody: Record<string, unknown>, offering: CompiledOffering, files?: readonly UploadedFile[]): unknown;
   /**
    * Query parameters the upstream request carries besides the operation's static ones (e.g. a
    * translation's target languages), each name with one or more values.

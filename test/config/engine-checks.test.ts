@@ -37,7 +37,7 @@ describe('engine config checks', () => {
   it('refuses an unknown local counter, naming the known ones', async () => {
     const e = await refusal((c) => c.editYaml('routes/rerank.yaml', (d) => { d.meter.search.source = { counter: 'words', of: ['/query'] }; }));
     expect(e.path).toBe('/meter/search/source/counter');
-    expect(e.reason).toBe('unknown local counter "words" (known: characters, utf16-units, text-elements, text-records, tokens, image-units)');
+    expect(e.reason).toBe('unknown local counter "words" (known: characters, utf16-units, text-elements, text-records, tokens, image-units, audio-seconds)');
   });
 
   it('refuses a source that declares two things, or a counter without `of`', async () => {
@@ -86,7 +86,8 @@ describe('engine config checks', () => {
     const gateway = await compileGateway(await loadGateway(copy.configFile), { env: {}, simulatorUrl: 'http://127.0.0.1:1' });
     const route = gateway.routes.find((r) => r.manifest.id === 'embeddings')!;
     expect([...meteredUnits(route)]).toEqual(['token']);
-    const e = await refusal((c) => c.editYaml('routes/embeddings.yaml', (d) => { d.meter.token.source = { translator: 'tokens' }; }));
+    // Without a declared reserve (the input estimate, e.g. spec 4.8's audio tokens from the measured duration).
+    const e = await refusal((c) => c.editYaml('routes/embeddings.yaml', (d) => { d.meter.token.source = { translator: 'tokens' }; delete d.meter.token.reserve; }));
     expect(e.path).toBe('/meter/token');
     expect(e.reason).toBe('client format "native-json" cannot size requests in tokens, so it cannot have a token meter');
   });

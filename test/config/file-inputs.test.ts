@@ -2,7 +2,7 @@
  * The route keys of issue 10 item 5 (spec 4.7 rule 3, 4.11): `file_inputs` must name two different
  * properties of the route's request schema, and a purpose of spec 2; an upstream's `when.present`
  * chooses the operation by the request (after file inputs ran), while boot checks and endpoint hints
- * still see every operation a model can reach.
+ * still see every operation a model can reach. `into: {file: <part>}` targets a declared multipart part.
  */
 import { describe, expect, it } from 'vitest';
 import { compileGateway } from '../../src/config/compile.js';
@@ -61,5 +61,16 @@ describe('file_inputs and when.present', () => {
     expect(purpose.message).toMatch(/routes\/moderations\.yaml/);
     const pointer = await refusal((c) => c.editYaml('routes/moderations.yaml', (d) => { d.upstreams[0].when.present = 'image'; }));
     expect(pointer.message).toMatch(/routes\/moderations\.yaml/);
+  });
+
+  it('puts a file into a multipart part only when the route declares that part (spec 4.8 audio)', async () => {
+    const gateway = await compiled();
+    const route = gateway.routes.find((r) => r.manifest.id === 'audio-transcriptions')!;
+    expect(route.manifest.file_inputs).toEqual({ file_id: { purposes: ['AUDIO_INPUT'], into: { file: 'file' } } });
+    expect(route.multipart).toMatchObject({ acceptsJson: true, files: { file: { min: 1, max: 1, probe: 'audio' } } });
+    const undeclared = await refusal((c) => c.editYaml('routes/audio-transcriptions.yaml', (d) => { d.file_inputs.file_id.into = { file: 'audio' }; }));
+    expect(undeclared).toMatchObject({ file: 'routes/audio-transcriptions.yaml', path: '/file_inputs/file_id/into/file', reason: '"audio" is not a file part of the route\'s multipart body' });
+    const jsonRoute = await refusal((c) => c.editYaml('routes/moderations.yaml', (d) => { d.file_inputs.file_id.into = { file: 'image' }; }));
+    expect(jsonRoute).toMatchObject({ path: '/file_inputs/file_id/into/file' });
   });
 });

@@ -9,7 +9,7 @@
  *  - a malformed answer: 502, nothing charged (opted out where the simulator's format has no
  *    malformed JSON answer: the chat formats break mid-stream instead, covered by test/e2e/faults*).
  * Each route needs a canonical request in test/conformance/requests/<route id>.json (`model` is added
- * per operation); a route without one fails the suite. One offering per route and operation.
+ * per operation; `$files` sends it as a multipart form with those fixture files); a route without one fails the suite. One offering per route and operation.
  */
 import { readFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,9 +57,29 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => { await t?.dispose(); });
 
+/**
+ * A multipart route's request (spec 4.8 audio): `$files` in the canonical request names each file
+ * part's fixture under test/fixtures/files; the other fields are text fields.
+ */
+function formOf(body: Record<string, unknown>): FormData {
+  const { $files, ...fields } = body as { $files: Record<string, { fixture: string; type: string }> };
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, String(value));
+  for (const [name, f] of Object.entries($files)) {
+    form.append(name, new Blob([new Uint8Array(readFileSync(join(projectRoot(), 'test/fixtures/files', f.fixture)))], { type: f.type }), f.fixture);
+  }
+  return form;
+}
+
 async function send(c: Case, key: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${t.url}${c.route.manifest.path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...c.headers }, body: JSON.stringify(c.body) });
+  const multipart = c.body.$files !== undefined;
+  const res = await fetch(`${t.url}${c.route.manifest.path}`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, ...(multipart ? {} : { 'content-type': 'application/json' }), ...c.headers },
+    body: multipart ? formOf(c.body) : JSON.stringify(c.body),
+  });
   const text = await res.text();
+  // A binary answer (an MP3 of the speech and sound-effects routes) is not JSON: its type stands for it.
+  if (!(res.headers.get('content-type') ?? '').startsWith('application/json')) return { status: res.status, body: res.headers.get('content-type') };
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 

@@ -78,6 +78,8 @@ export interface FuzzRoute {
   params: OpenApiParameter[];
   /** The request body the route takes (none: body-less, e.g. GET, DELETE, or a POST like finalize). */
   body: BodyKind;
+  /** A multipart route that takes JSON too (`body.json`, e.g. a temporary file id instead of the part). */
+  acceptsJson?: boolean;
   /** The form of a multipart route, else null. */
   form: FormShape | null;
   /** The route table names upstream operations for it (false: the gateway answers it itself). */
@@ -106,7 +108,8 @@ export function fuzzRoutes(): FuzzRoute[] {
       id: route.id, method: route.method as FuzzRoute['method'], path: route.path, format: route.format,
       billable: route.billable, streams: route.stream !== null, shape: shapeOf(route.format),
       requestSchema: schema ? resolveSchema(schema) : null, params,
-      body: schema ? 'json' : formSchema ? 'multipart' : 'none',
+      body: formSchema ? 'multipart' : schema ? 'json' : 'none',
+      acceptsJson: Boolean(formSchema && schema),
       form: formSchema ? formShape(formSchema) : null,
       hasUpstream: route.upstreams.length > 0,
       answerTypes: Object.keys(operation.responses?.['200']?.content ?? {}),

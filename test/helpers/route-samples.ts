@@ -16,9 +16,12 @@ import { fileProvider } from '../../src/pipeline/local/message-files.js';
 import { errorShapeProblems, type FuzzRoute, type RawResponse } from './fuzz.js';
 import { encodeMultipart, type FormPart } from './fuzz-requests.js';
 import type { TestGateway } from './gateway.js';
+import { sevenBitWav } from './wav.js';
 
 /** The sample PNG (test/fixtures/files/sample.png). */
 export const SAMPLE_PNG = readFileSync(join(import.meta.dirname, '../fixtures/files/sample.png'));
+/** A 0.1 s WAV of 7-bit bytes only, so it also crosses the Prism proxy of the gateway contract intact. */
+export const SAMPLE_WAV = sevenBitWav();
 
 /** A small JSON request each JSON route answers with 200. */
 export const SAMPLE: Record<string, Record<string, unknown>> = {
@@ -32,12 +35,18 @@ export const SAMPLE: Record<string, Record<string, unknown>> = {
   moderations: { model: 'content-safety-text', text: 'hi' },
   'language-analyze': { model: 'language-standard', text: 'hi' },
   'language-summarize': { model: 'language-standard', text: 'Hi there.' },
+  // Spec 4.8: MP3 answers (audio/mpeg), billed per character / per generated second.
+  speech: { model: 'eleven_flash_v2_5', voice: 'george', input: 'Hi there.' },
+  'sound-effects': { model: 'eleven_text_to_sound_v2', prompt: 'A door creaks.', duration_seconds: 0.5 },
   'gateway-files-authorize': { purpose: 'VISION_INPUT', content_type: 'image/png', byte_size: SAMPLE_PNG.length },
 };
 
 /** A small form each multipart route answers with 200. */
 export const FORM_SAMPLE: Record<string, FormPart[]> = {
   'files-upload': [{ name: 'file', filename: 'hello.txt', type: 'text/plain', data: 'hello files' }],
+  // Spec 4.8: a 0.1 s WAV, billed as one started second at whisper-1's price.
+  'audio-transcriptions': [{ name: 'model', data: 'whisper-1' }, { name: 'file', filename: 'sample.wav', type: 'audio/wav', data: SAMPLE_WAV }],
+  'audio-translations': [{ name: 'model', data: 'whisper-1' }, { name: 'file', filename: 'sample.wav', type: 'audio/wav', data: SAMPLE_WAV }],
 };
 
 /** Who a sample is for. */

@@ -2,8 +2,10 @@
  * Golden fixtures for every translator (test/translate/<from>--<to>/<case>/): the client request,
  * the expected upstream request (and query, `upstream-query.json`, when the operation takes one), an
  * upstream JSON answer (with its headers, `upstream-headers.json`, when they carry a quantity) or SSE stream, the expected client answer
- * or stream, and the expected normalized usage (and named quantities, `quantities.json`, for translator-sourced meters). Streams are also cut at every event boundary: the
- * translator must not throw and must emit exactly a prefix of the full client stream.
+ * or stream (or an upstream file, `upstream-response.mp3`, and the client file it becomes, `client-file.json`), and the expected normalized usage (and named quantities, `quantities.json`, for translator-sourced meters). Streams are also cut at every event boundary: the
+ * translator must not throw and must emit exactly a prefix of the full client stream. A multipart
+ * request (spec 4.8 audio) lists its file parts in `client-files.json`; `upstream-request.json` then
+ * describes the FormData (`{multipart: [[name, value]]}`).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,12 +17,30 @@ import { projectRoot } from '../../src/paths.js';
 import { createTranslator, translatorPairs } from '../../src/translate/registry.js';
 import { SseParser, type SseEvent } from '../../src/translate/sse.js';
 import type { Translator, TranslatorOptions } from '../../src/translate/types.js';
+import type { UploadedFile } from '../../src/pipeline/bodies/multipart.js';
+import { FormData } from 'undici';
 
 const here = join(projectRoot(), 'test/translate');
 const pairs = readdirSync(here, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name.includes('--')).map((d) => d.name);
 
 function events(text: string): SseEvent[] {
   return new SseParser().push(text);
+}
+
+/**
+ * A multipart upstream request (FormData) as JSON for its fixture: `{multipart: [[name, value]]}`,
+ * a file part's value `{filename, type, size}`; any other body as is.
+ */
+function describeBody(body: unknown): unknown {
+  if (!(body instanceof FormData)) return body;
+  return { multipart: [...body.entries()].map(([name, value]) => [name, typeof value === 'string' ? value : { filename: value.name, type: value.type, size: value.size }]) };
+}
+
+/** The request's file parts (`client-files.json`: field, filename, content type and a fixture under test/fixtures/files). */
+function clientFiles(file: string): UploadedFile[] | undefined {
+  if (!existsSync(file)) return undefined;
+  const list = JSON.parse(readFileSync(file, 'utf8')) as Array<{ field: string; filename: string; contentType: string; fixture: string }>;
+  return list.map((f) => ({ field: f.field, filename: f.filename, contentType: f.contentType, data: readFileSync(join(projectRoot(), 'test/fixtures/files', f.fixture)) }));
 }
 
 function json(file: string): Record<string, unknown> {
@@ -66,11 +86,19 @@ for (const pair of pairs) {
         expect(offering, `fixture model ${model} is in the catalogue`).toBeDefined();
         const options = existsSync(file('options.json')) ? (json(file('options.json')) as unknown as TranslatorOptions) : { params: {} };
         const translator = createTranslator(from, to, client, model, options);
-        expect(translator.request(structuredClone(client), offering)).toEqual(json(file('upstream-request.json')));
+        // Multipart operations (spec 4.8 audio) take the request's file parts and send a FormData.
+        expect(describeBody(translator.request(structuredClone(client), offering, clientFiles(file('client-files.json'))))).toEqual(json(file('upstream-request.json')));
         // Query parameters and response headers, for operations that use them (e.g. translation).
         if (existsSync(file('upstream-query.json'))) expect(translator.query?.(structuredClone(client))).toEqual(json(file('upstream-query.json')));
         const headers = existsSync(file('upstream-headers.json')) ? (json(file('upstream-headers.json')) as Record<string, string>) : {};
         const usage = json(file('usage.json'));
+        // A binary answer (`answer: binary` operations): the upstream's bytes and the client file they become.
+        if (existsSync(file('upstream-response.mp3'))) {
+          const data = readFileSync(file('upstream-response.mp3'));
+          const out = translator.file!(data, headers, model);
+          expect({ contentType: out.contentType, filename: out.filename, quantities: out.quantities ?? null, sameBytes: out.data.equals(data) }).toEqual(json(file('client-file.json')));
+          return;
+        }
         if (existsSync(file('upstream-response.json'))) {
           const result = translator.response(json(file('upstream-response.json')), model, headers);
           expect(result.body).toEqual(json(file('client-response.json')));

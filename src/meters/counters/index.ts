@@ -2,6 +2,7 @@
  * The local counters a route's meter may name (issue 9, "Meters are data"): one small pure module
  * each. Config checks refuse a meter naming a counter not in COUNTERS.
  */
+import { audioSecondsCounter } from './audio-seconds.js';
 import { characters } from './characters.js';
 import type { Counter } from './counter.js';
 import { imageUnitsCounter } from './image-units.js';
@@ -14,7 +15,7 @@ export { CounterInputError, type Counter } from './counter.js';
 
 /** Every local counter by the name a route manifest uses. */
 export const COUNTERS: ReadonlyMap<string, Counter> = new Map(
-  [characters, utf16Units, textElementsCounter, textRecords, tokens, imageUnitsCounter].map((c) => [c.name, c]),
+  [characters, utf16Units, textElementsCounter, textRecords, tokens, imageUnitsCounter, audioSecondsCounter].map((c) => [c.name, c]),
 );
 
 /** The counter a manifest names, or undefined for an unknown name. */

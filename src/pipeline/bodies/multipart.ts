@@ -10,13 +10,25 @@ import { Busboy, type BusboyFileStream } from '@fastify/busboy';
 import { GatewayError } from '../../errors.js';
 
 /** One file part as the route declares it. */
-export interface FilePartSpec { maxBytes: number; mime: ReadonlySet<string> | null; min: number; max: number; }
+export interface FilePartSpec {
+  maxBytes: number; mime: ReadonlySet<string> | null; min: number; max: number;
+  /** Measured before anything is reserved (src/pipeline/file-probes.ts): `audio` reads the duration. */
+  probe?: 'audio';
+}
 
 /** A route's multipart declaration. */
-export interface MultipartSpec { files: Readonly<Record<string, FilePartSpec>>; maxFields: number; fieldMaxBytes: number; }
+export interface MultipartSpec {
+  files: Readonly<Record<string, FilePartSpec>>; maxFields: number; fieldMaxBytes: number;
+  /** A JSON body is accepted too (`body.json`); the parts' `min` is then checked after the file inputs. */
+  acceptsJson?: boolean;
+}
 
 /** A received file part. */
-export interface UploadedFile { field: string; filename: string; contentType: string; data: Buffer; }
+export interface UploadedFile {
+  field: string; filename: string; contentType: string; data: Buffer;
+  /** What a probe measured (src/pipeline/file-probes.ts), for the meters' `files:` values. */
+  facts?: Readonly<Record<string, number>>;
+}
 
 /** The parsed body: text fields (strings, or lists for repeated names) and files. */
 export interface MultipartBody { fields: Record<string, string | string[]>; files: UploadedFile[]; }

@@ -12,6 +12,7 @@ import { createTranslator } from '../../translate/registry.js';
 import type { RequestContext } from '../context.js';
 import { resolveFileInputs } from '../file-inputs.js';
 import { resolveFileReferences } from '../file-references.js';
+import { needsFileProbes, probeFiles } from '../file-probes.js';
 import { prepareSkillsExecution } from '../../skills/execution.js';
 import type { Runtime, Stage } from '../stage.js';
 import type { CompiledRoute } from '../../config/types.js';
@@ -38,6 +39,7 @@ export function routeRequest(ctx: RequestContext): void {
   const format = provider.operations[choice.operation]!.format;
   ctx.upstream = { choice, format };
   ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
+  ctx.body = applyParamPolicies(ctx.body, offering.params ?? {}, `model "${id}"`);
   const translator = createTranslator(ctx.route.manifest.format, format, ctx.body, offering.id, { params: choice.params });
   ctx.translation = { translator, upstreamBody: null, upstreamQuery: null };
 }
@@ -51,6 +53,12 @@ function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   const policy = route.manifest.file_references;
   if (policy) steps.push((ctx) => resolveFileReferences(ctx, runtime, policy));
   if (route.manifest.file_inputs) steps.push((ctx) => resolveFileInputs(ctx, runtime, route.manifest.file_inputs!));
+  // File parts measured for the meters (spec 4.8 audio duration), after a file_id became a part.
+  const multipart = route.multipart;
+  if (needsFileProbes(multipart)) {
+    const alternatives = Object.fromEntries(Object.entries(route.manifest.file_inputs ?? {}).flatMap(([field, rule]) => (typeof rule.into === 'object' ? [[rule.into.file, field]] : [])));
+    steps.push((ctx) => probeFiles(ctx, multipart, alternatives));
+  }
   return steps;
 }
 

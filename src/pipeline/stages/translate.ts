@@ -8,7 +8,7 @@ export const translateStage: Stage = {
     if (route.manifest.handler !== 'proxy') return null;
     return (ctx) => {
       const translation = ctx.translation!;
-      translation.upstreamBody = translation.translator.request(ctx.body, ctx.model!.offering);
+      translation.upstreamBody = translation.translator.request(ctx.body, ctx.model!.offering, ctx.files);
       translation.upstreamQuery = translation.translator.query?.(ctx.body) ?? null;
     };
   },

@@ -71,6 +71,8 @@ function checkHeaders(ctx: RequestContext): void {
 async function multipartFields(ctx: RequestContext, spec: MultipartSpec): Promise<Record<string, unknown>> {
   const stream = ctx.req.body;
   const contentType = ctx.req.headers['content-type'] ?? '';
+  // `body.json`: the same route takes a JSON body too (e.g. a temporary file's id instead of the part).
+  if (spec.acceptsJson && !(stream instanceof Readable) && /^application\/json\b/i.test(contentType)) return stream as Record<string, unknown>;
   if (!(stream instanceof Readable) || !/^multipart\/form-data\b/i.test(contentType)) {
     throw new GatewayError('invalid_request', 'Unsupported Content-Type; send multipart/form-data.');
   }

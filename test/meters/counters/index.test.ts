@@ -13,6 +13,7 @@ describe('counter registry', () => {
       'text-records': 'text_record',
       tokens: 'token',
       'image-units': 'image_unit',
+      'audio-seconds': 'second',
     });
     for (const [name, counter] of COUNTERS) expect(counter.name).toBe(name);
   });

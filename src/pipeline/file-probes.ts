@@ -1,0 +1,64 @@
+/**
+ * File parts measured before anything is reserved (spec 1 "Speech recognition: audio minute or
+ * reported tokens"; spec 4.8): a route's multipart part declared with `probe: audio` has its duration
+ * read locally (music-metadata) so the meters can reserve and bill from it (`of: [files:/<part>]`).
+ * Runs in the route stage after `file_inputs`, so a temporary file put into the part is measured the
+ * same way. Also checks the parts' `min` for a route that takes JSON too (a JSON body never went
+ * through the multipart parser). A file that cannot be read as audio is a 400 naming the part.
+ */
+import { parseBuffer } from 'music-metadata';
+import { GatewayError } from '../errors.js';
+import type { MultipartSpec, UploadedFile } from './bodies/multipart.js';
+import type { RequestContext } from './context.js';
+
+/** The longest duration believed (24 hours): a header claiming more is not audio a vendor will take. */
+const MAX_SECONDS = 86_400;
+
+/** The duration of an audio file in seconds, or null when it cannot be read as audio. */
+export async function audioDurationSeconds(data: Buffer, contentType: string): Promise<number | null> {
+  try {
+    // `duration: true` scans an MP3 without a Xing/VBRI header to its end rather than guessing from the bitrate.
+    const meta = await parseBuffer(data, { mimeType: contentType || undefined, size: data.length }, { duration: true, skipCovers: true });
+    const seconds = meta.format.duration;
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_SECONDS) return null;
+    return seconds;
+  } catch {
+    return null;
+  }
+}
+
+async function probe(file: UploadedFile, kind: 'audio'): Promise<UploadedFile> {
+  if (kind === 'audio') {
+    const seconds = await audioDurationSeconds(file.data, file.contentType);
+    if (seconds === null) {
+      throw new GatewayError('invalid_request', `The file in '${file.field}' could not be read as audio (supported: mp3, mp4, m4a, wav, webm, ogg, flac).`, { param: file.field });
+    }
+    return { ...file, facts: { ...file.facts, duration_seconds: seconds, size_bytes: file.data.length } };
+  }
+  return file;
+}
+
+/** True when a route needs the step: a part to probe, or a JSON body whose parts' `min` must still be checked. */
+export function needsFileProbes(spec: MultipartSpec | null): spec is MultipartSpec {
+  return spec !== null && (spec.acceptsJson === true || Object.values(spec.files).some((f) => f.probe !== undefined));
+}
+
+/** Checks the declared parts' `min` and measures every part declared with a probe. */
+export async function probeFiles(ctx: RequestContext, spec: MultipartSpec, alternatives: Readonly<Record<string, string>> = {}): Promise<void> {
+  for (const [field, part] of Object.entries(spec.files)) {
+    if (ctx.files.filter((f) => f.field === field).length >= part.min) continue;
+    const other = alternatives[field];
+    throw new GatewayError('invalid_request', other ? `Send the file as the multipart part '${field}', or its temporary file id as '${other}'.` : `Missing required file part '${field}'.`, { param: field });
+  }
+  ctx.files = await Promise.all(ctx.files.map((file) => {
+    const kind = spec.files[file.field]?.probe;
+    return kind ? probe(file, kind) : file;
+  }));
+}
+
+/** The measured facts of the request's parts by part name, as the meters' `files:/<part>` values read them. */
+export function fileFacts(files: readonly UploadedFile[]): Record<string, Array<Readonly<Record<string, number>>>> {
+  const view: Record<string, Array<Readonly<Record<string, number>>>> = Object.create(null) as Record<string, Array<Readonly<Record<string, number>>>>;
+  for (const file of files) (view[file.field] ??= []).push(file.facts ?? { size_bytes: file.data.length });
+  return view;
+}
