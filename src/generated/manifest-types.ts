@@ -221,6 +221,13 @@ export interface GatewayConfigManifest {
 }
 
 /**
+ * The values accepted for the parameter (when present, after `default`); any other is a 400 unsupported_parameter naming the parameter and these values.
+ *
+ * @minItems 1
+ */
+export type AllowedValues = (string | number | boolean)[];
+
+/**
  * routes/*.yaml: one client endpoint, run by the generic pipeline.
  */
 export interface RouteManifest {
@@ -311,6 +318,7 @@ export interface RouteManifest {
        * How a fractional quantity becomes a whole one (default ceil).
        */
       round?: 'ceil' | 'floor' | 'half_up';
+      output_times?: QuantitySource2;
       headers?: {
         /**
          * Response header carrying the settled quantity.
@@ -365,6 +373,7 @@ export interface RouteManifest {
         map?: {
           [k: string]: string;
         };
+        allow?: AllowedValues;
       };
     };
     /**
@@ -520,6 +529,45 @@ export interface QuantitySource {
  * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
  */
 export interface QuantitySource1 {
+  /**
+   * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
+   */
+  translator?: string;
+  /**
+   * JSON Pointer into the upstream answer.
+   */
+  upstream?: string;
+  /**
+   * An upstream response header holding a number.
+   */
+  header?: string;
+  /**
+   * JSON Pointer into the client request.
+   */
+  request?: string;
+  /**
+   * The same quantity for every call.
+   */
+  constant?: number;
+  /**
+   * A named local counter (src/meters/counters).
+   */
+  counter?: string;
+  /**
+   * What the counter counts: JSON Pointers into the request, `response:/...` into the client answer, or `files:/<part>` the measured facts of the request's file parts of that name (a list of {duration_seconds, size_bytes}; see `body.files.<part>.probe`).
+   *
+   * @minItems 1
+   */
+  of?: string[];
+  /**
+   * Multiplies the quantity: a number, or a JSON Pointer into the request whose array length (1 for a single value) it is multiplied by (e.g. the target languages of a translation).
+   */
+  times?: number | string;
+}
+/**
+ * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
+ */
+export interface QuantitySource2 {
   /**
    * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
    */
@@ -795,11 +843,17 @@ export interface Offering {
    */
   native_responses?: boolean;
   /**
-   * Per-parameter policies of this model, applied after the route's (e.g. the voice settings a speech model family refuses, spec 4.8): `unsupported: reject` is a 400 unsupported_parameter naming the model.
+   * Per-parameter policies of this model, applied after the route's (e.g. the voice settings a speech model family refuses, spec 4.8; the sizes and qualities an image model takes, spec 4.14): `unsupported: reject` and a value outside `allow` are a 400 unsupported_parameter naming the model (and the allowed values).
    */
   params?: {
     [k: string]: {
-      unsupported: 'reject';
+      unsupported?: 'reject';
+      /**
+       * The values this model accepts for the parameter (when present); any other is a 400 unsupported_parameter naming the parameter and these values.
+       *
+       * @minItems 1
+       */
+      allow?: (string | number | boolean)[];
     };
   };
   /**

@@ -251,6 +251,31 @@ export const ROUTE_TABLE = [
     "file": "routes/gateway-files-finalize.yaml"
   },
   {
+    "id": "images-generations",
+    "method": "POST",
+    "path": "/v1/images/generations",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "images-generations"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "IMAGE"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/images-generations.yaml"
+  },
+  {
     "id": "language-analyze",
     "method": "POST",
     "path": "/v1/language/analyze",

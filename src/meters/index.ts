@@ -7,7 +7,7 @@
 import { ManifestError } from '../config/errors.js';
 import type { CompiledRoute } from '../config/types.js';
 import type { ClientFormat } from '../formats/types.js';
-import type { RouteManifest } from '../generated/manifest-types.js';
+import type { QuantitySource, RouteManifest } from '../generated/manifest-types.js';
 import { quantityMeter } from './quantity-meter.js';
 import { compileSource, readScaled, readsRequestOnly } from './sources.js';
 import { NO_TOKEN_SIZING, tokenMeter } from './token-meter.js';
@@ -25,6 +25,24 @@ function stepsOf(step: number | undefined, file: string, at: string): bigint {
   const n = Math.round(1 / step);
   if (Math.abs(n * step - 1) > 1e-9) throw new ManifestError(file, `${at}/step`, `step ${step} is not 1/n of the unit (e.g. 0.5, 0.25, 0.1)`);
   return BigInt(n);
+}
+
+/**
+ * A token meter's `output_times` (e.g. `{request: /n}`: the offering's max_output_tokens is per image),
+ * read from the request at admission; a value that is not a whole number of at least 1 is refused.
+ */
+function outputTimes(raw: QuantitySource | undefined, file: string, at: string): ((ctx: RequestContext) => number) | undefined {
+  if (!raw) return undefined;
+  const source = compileSource(raw, file, `${at}/output_times`);
+  if (!readsRequestOnly(source)) throw new ManifestError(file, `${at}/output_times`, 'output_times must read the request (a count, or a constant)');
+  return (ctx) => {
+    let times: number;
+    try { times = readScaled(source, { request: ctx.body, files: fileFacts(ctx.files), answer: null }); } catch {
+      throw new GatewayError('invalid_request', 'The request cannot be metered: its output count is missing or not a number.');
+    }
+    if (!Number.isSafeInteger(times) || times < 1) throw new GatewayError('invalid_request', `The request cannot be metered: its output count ${times} is not a whole number of at least 1.`);
+    return times;
+  };
 }
 
 /** The meters of one route by billing unit (empty for a free route). */
@@ -45,13 +63,15 @@ export function compileMeters(manifest: RouteManifest, format: ClientFormat, fil
             throw error;
           }
         };
-        meters.set(unit, tokenMeter(format.tokens ?? NO_TOKEN_SIZING, estimate, spec.headers?.cost));
+        meters.set(unit, tokenMeter(format.tokens ?? NO_TOKEN_SIZING, estimate, spec.headers?.cost, outputTimes(spec.output_times, file, at)));
         continue;
       }
+      if (spec.output_times) throw new ManifestError(file, `${at}/output_times`, 'output_times belongs to a token meter with a `reserve` (a format that sizes requests in tokens reads the output cap from the request)');
       if (!format.tokens) throw new ManifestError(file, at, `client format "${format.id}" cannot size requests in tokens, so it cannot have a token meter`);
       meters.set(unit, tokenMeter(format.tokens));
       continue;
     }
+    if (spec.output_times) throw new ManifestError(file, `${at}/output_times`, 'output_times belongs to the token meter (`source: {translator: tokens}`)');
     const source = compileSource(spec.source, file, `${at}/source`);
     const reserve = spec.reserve ? compileSource(spec.reserve, file, `${at}/reserve`) : source;
     if (!readsRequestOnly(reserve)) {

@@ -83,9 +83,10 @@ export const NO_TOKEN_SIZING: TokenReader = {
 
 /**
  * The token meter of a route whose client format sizes requests with `reader`; `estimate`, when the
- * route declares a `reserve`, replaces the reader's input estimate (read from the request and its files).
+ * route declares a `reserve`, replaces the reader's input estimate (read from the request and its files);
+ * `outputTimes`, the route's `output_times`, multiplies the model's output allowance (per image, spec 4.14).
  */
-export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext) => number, costHeader?: string): Meter {
+export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext) => number, costHeader?: string, outputTimes?: (ctx: RequestContext) => number): Meter {
   return {
     unit: 'token',
 
@@ -108,7 +109,8 @@ export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext)
       const offering = ctx.model!.offering;
       const inputEstimate = demand.inputTokens;
       const hold: HoldQuote = {
-        inputEstimate, maxOutput: reader.requestedMaxOutput(ctx.body) ?? offering.maxOutputTokens,
+        // `output_times` (spec 4.14 images): the model's max_output_tokens is per image asked for.
+        inputEstimate, maxOutput: reader.requestedMaxOutput(ctx.body) ?? offering.maxOutputTokens * (outputTimes?.(ctx) ?? 1),
         toolsNano: toolCap(reader.billableTools(ctx.body), offering), marginPercent: ctx.gateway.settings.inputMarginPercent, offering,
       };
       // The route's param defaults are in ctx.body; the client's own body tells whether it set the cap.

@@ -24,6 +24,9 @@
  *
  * And OpenAI speech to text (spec 4.8): POST /v1/audio/transcriptions and /v1/audio/translations
  * (multipart, read as bytes; openai-audio.ts), faults keyed by the form's `model`.
+ *
+ * And OpenAI image generation (spec 4.14): POST /v1/images/generations and the PNGs its dall-e-3 URLs
+ * point at, GET /v1/sim-images/<seed>.png (openai-images.ts).
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -37,6 +40,7 @@ import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
 import { embeddingsRoute } from './openai-embeddings.js';
+import { imagesRoute, matchSimImages } from './openai-images.js';
 import { matchOpenaiAudio } from './openai-audio.js';
 import { chatRoute, openaiError as errorBody } from './openai-route.js';
 import { responsesRoute } from './responses-route.js';
@@ -81,6 +85,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const messages = createMessagesRoutes({ container: skills.container });
   const routes = new Map<string, SimRoute>([
     ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute], ['/v1/embeddings', embeddingsRoute],
+    ['/v1/images/generations', imagesRoute],
     ['/v1/messages', messages.messages], ['/v1/messages/count_tokens', messages.countTokens],
     ['/v2/embed', cohereEmbedRoute], ['/v2/rerank', cohereRerankRoute],
   ]);
@@ -88,7 +93,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    matchContentSafety, matchTranslator, language.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio,
+    matchContentSafety, matchTranslator, language.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchSimImages,
   ];
   let closing = false;
 

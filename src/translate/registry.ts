@@ -12,6 +12,7 @@ import { createNativeJsonToCohereRerank } from './native-json--cohere-rerank/ind
 import { createNativeJsonToElevenlabsSoundGeneration } from './native-json--elevenlabs-sound-generation/index.js';
 import { createNativeJsonToElevenlabsTts } from './native-json--elevenlabs-tts/index.js';
 import { createNativeJsonToOpenaiEmbeddings } from './native-json--openai-embeddings/index.js';
+import { createNativeJsonToOpenaiImages } from './native-json--openai-images/index.js';
 import { createNativeJsonToOpenaiTranscriptions } from './native-json--openai-transcriptions/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
@@ -34,6 +35,7 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--azure-language-summarize', createNativeJsonToAzureLanguageSummarize],
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],
   ['native-json--openai-transcriptions', createNativeJsonToOpenaiTranscriptions],
+  ['native-json--openai-images', createNativeJsonToOpenaiImages],
   ['native-json--cohere-embed', createNativeJsonToCohereEmbed],
   ['native-json--elevenlabs-tts', createNativeJsonToElevenlabsTts],
   ['native-json--elevenlabs-sound-generation', createNativeJsonToElevenlabsSoundGeneration],

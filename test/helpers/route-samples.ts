@@ -38,6 +38,8 @@ export const SAMPLE: Record<string, Record<string, unknown>> = {
   // Spec 4.8: MP3 answers (audio/mpeg), billed per character / per generated second.
   speech: { model: 'eleven_flash_v2_5', voice: 'george', input: 'Hi there.' },
   'sound-effects': { model: 'eleven_text_to_sound_v2', prompt: 'A door creaks.', duration_seconds: 0.5 },
+  // Spec 4.14: one image per request, billed by reported tokens (gpt-image-1) or per image (dall-e-3).
+  'images-generations': { model: 'gpt-image-1', prompt: 'A red square.', quality: 'low' },
   'gateway-files-authorize': { purpose: 'VISION_INPUT', content_type: 'image/png', byte_size: SAMPLE_PNG.length },
 };
 
