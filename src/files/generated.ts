@@ -13,6 +13,7 @@ import { randomId } from '../ledger/ids.js';
 import type { Db } from '../store/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { BlobStore } from './blob/types.js';
+import { readBounded } from '../pipeline/forward/file.js';
 import { FILE_OPERATIONS } from './message-files.js';
 import { reserveMessageFile, type MessageFileRecord } from './message-records.js';
 import { verifyContent, verifyOfficePackage } from './verify/index.js';
@@ -23,19 +24,14 @@ interface VendorFile { id: string; filename?: string; mime_type?: string; size_b
 /** What publishing needs. */
 export interface PublishDeps { db: Db; blobs: BlobStore; upstream: UpstreamClient; clock: Clock; settings: () => FilesSettings }
 
-const MAX_OUTPUT_BYTES = 100 * 1024 * 1024;
+/** A metadata answer (JSON) is small; a download is bounded by its operation's declared `answer.max_bytes`. */
+const METADATA_MAX_BYTES = 1024 * 1024;
 
 async function vendorCall(deps: PublishDeps, provider: CompiledProvider, operation: string, fileId: string, signal: AbortSignal): Promise<Buffer> {
   const res = await deps.upstream.send(provider, operation, null, signal, { pathParams: { file_id: fileId } });
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of res.body) {
-    total += (chunk as Buffer).length;
-    if (total > MAX_OUTPUT_BYTES) throw new GatewayError('upstream_error', 'A generated file is larger than the gateway keeps.');
-    chunks.push(chunk as Buffer);
-  }
+  const bytes = await readBounded(res, provider.operations[operation]?.binary?.maxBytes ?? METADATA_MAX_BYTES);
   if (res.status >= 400) throw new GatewayError('upstream_error', `The file store answered ${res.status} for a generated file.`);
-  return Buffer.concat(chunks);
+  return bytes;
 }
 
 /** The verified MIME type of an output, or a failure naming the file. */

@@ -4,7 +4,7 @@
  * insert run in one transaction under a per-account advisory lock, so concurrent uploads cannot
  * together pass the 20-file or 100 MiB limit.
  */
-import { createHash } from 'node:crypto';
+import { advisoryLockKey } from '../store/advisory.js';
 import type { Db, Queryable } from '../store/types.js';
 
 /** One messages-format file. */
@@ -47,14 +47,11 @@ export interface FileQuota { maxFiles: number; maxTotalBytes: number }
 /** Why a reservation was refused, with what the account already holds. */
 export interface QuotaRefusal { limit: 'files' | 'bytes'; files: number; bytes: number }
 
-function accountLockKey(accountId: string): bigint {
-  return BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`message-files:${accountId}`).digest('hex').slice(0, 16)}`));
-}
 
 /** Inserts `record` if the account's live files (not deleted, not expired at `now`) leave room for it. */
 export async function reserveMessageFile(db: Db, record: MessageFileRecord, quota: FileQuota, now: Date): Promise<QuotaRefusal | null> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [accountLockKey(record.accountId)]);
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [advisoryLockKey(`message-files:${record.accountId}`)]);
     const [used] = await tx.query<{ files: number; bytes: string | number }>(
       `SELECT count(*)::int AS files, coalesce(sum(size_bytes), 0)::bigint AS bytes FROM message_files
        WHERE account_id = $1 AND state <> 'deleted' AND expires_at > $2`, [record.accountId, now]);

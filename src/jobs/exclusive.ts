@@ -3,12 +3,12 @@
  * held by a transaction for the run's duration; a process that cannot take it skips that run.
  * PGlite is one process by construction (its data folder cannot be shared), so no lock is needed.
  */
-import { createHash } from 'node:crypto';
+import { advisoryLockKey } from '../store/advisory.js';
 import type { Db } from '../store/db.js';
 
 /** A stable 63-bit lock key for a job name. */
 export function jobLockKey(name: string): bigint {
-  return BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`gateway-job:${name}`).digest('hex').slice(0, 16)}`));
+  return advisoryLockKey(`gateway-job:${name}`);
 }
 
 /** Runs `job` unless another process is running the same job; resolves to null when skipped. */

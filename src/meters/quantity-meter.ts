@@ -51,7 +51,10 @@ export function quantityHold(quantity: bigint, offering: CompiledOffering, steps
 
 function read(source: ScaledSource, inputs: SourceInputs, round: Rounding, stepsPerUnit = 1n): bigint {
   try {
-    return roundQuantity(readScaled(source, inputs) * Number(stepsPerUnit), round);
+    // In whole steps; the product is first rounded to a millionth of a step, so a binary-float
+    // artefact (0.7 s x 10 = 7.000000000000001) never rounds up to another step.
+    const steps = readScaled(source, inputs) * Number(stepsPerUnit);
+    return roundQuantity(stepsPerUnit === 1n ? steps : Math.round(steps * 1e6) / 1e6, round);
   } catch (error) {
     // A request value a counter cannot count is the client's to fix; the schema should have caught it.
     if (error instanceof CounterInputError) throw new GatewayError('invalid_request', `The request cannot be metered: ${error.problem}.`);

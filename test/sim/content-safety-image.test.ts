@@ -4,12 +4,11 @@
  * that follow the image bytes; `InvalidRequestBody` for bad base64, a non-image, an image outside the
  * size limits, or both `content` and `blobUrl`; faults scoped by `azure-content-safety`.
  */
-import { deflateSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { imageFormat, imageSize } from '../../src/sim/azure-content-safety.js';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
-import { crc32 } from '../../src/sim/zip-writer.js';
+import { png } from '../helpers/images.js';
 import { simCall, type RawAnswer } from './helpers.js';
 
 let sim: Simulator;
@@ -20,25 +19,6 @@ beforeEach(async () => { await request(`${sim.url}/__sim/reset`, { method: 'POST
 
 const PATH = '/contentsafety/image:analyze?api-version=2024-09-01';
 const analyze = (body: unknown, path = PATH) => simCall(sim.url, path, 'POST', body);
-
-/** A grey RGB PNG of `width` x `height` pixels whose pixels depend on `seed`. */
-function png(width: number, height: number, seed = 0): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const rows = Buffer.alloc((width * 3 + 1) * height, seed & 0xff);
-  for (let y = 0; y < height; y++) rows[y * (width * 3 + 1)] = 0;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 const expectInvalid = (res: RawAnswer, pattern: RegExp) => {
   expect(res.status, res.text).toBe(400);
