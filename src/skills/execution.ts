@@ -56,6 +56,7 @@ export async function prepareSkillsExecution(ctx: RequestContext, deps: PublishD
   const { offering, provider } = ctx.model!;
   const execution = checkSkillsExecution(ctx.body, ctx.req.headers, {
     modelId: offering.id, modelSkills: offering.skills, source: provider.skills?.source ?? null, builtins: provider.skills?.list ?? [],
+    versionHeaders: ctx.route.requiredHeaders.flatMap((h) => [h.name, ...h.aliases]),
   });
   const accountId = ctx.auth!.accountId;
   await claimOperation(deps.db, {

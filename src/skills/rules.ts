@@ -23,6 +23,8 @@ export interface SkillContext {
   modelSkills: ReadonlySet<string>;
   source: string | null;
   builtins: readonly BuiltinSkill[];
+  /** The route's version header and its aliases (routes/messages.yaml `require_headers`). */
+  versionHeaders: readonly string[];
 }
 
 /** A checked execution: its operation id and the skills it loads. */
@@ -49,9 +51,12 @@ export function operationIdOf(headers: IncomingHttpHeaders): string {
   return value.trim();
 }
 
-function checkHeaders(headers: IncomingHttpHeaders): void {
-  if (headers['anthropic-beta'] !== undefined) throw refuse('version header', 'send no beta headers; the gateway sets what the vendor needs.');
-  const version = headers['anthropic-version'] ?? headers['compat-version'];
+/** The messages client format's beta header (spec 9: beta headers are not used). */
+const BETA_HEADER = 'anthropic-beta';
+
+function checkHeaders(headers: IncomingHttpHeaders, versionHeaders: readonly string[]): void {
+  if (headers[BETA_HEADER] !== undefined) throw refuse('version header', 'send no beta headers; the gateway sets what the vendor needs.');
+  const version = versionHeaders.map((name) => headers[name]).find((v) => v !== undefined);
   if (version !== SKILL_LIMITS.version) throw refuse('version header', `send the version header ${SKILL_LIMITS.version}.`);
 }
 
@@ -104,7 +109,7 @@ function checkTools(body: Json): void {
 /** Checks every requirement of spec 4.6 on the request; returns the operation id and the skills loaded. */
 export function checkSkillsExecution(body: Json, headers: IncomingHttpHeaders, ctx: SkillContext): SkillExecution {
   const operationId = operationIdOf(headers);
-  checkHeaders(headers);
+  checkHeaders(headers, ctx.versionHeaders);
   if (body.stream === true) throw refuse('stream', 'streaming is not supported: send "stream": false.', 'stream');
   if (typeof body.max_tokens !== 'number' || body.max_tokens > SKILL_LIMITS.maxTokens) throw refuse('max_tokens', `max_tokens must be at most ${SKILL_LIMITS.maxTokens}.`, 'max_tokens');
   const skills = checkContainer(body, ctx);

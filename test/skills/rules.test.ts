@@ -6,6 +6,7 @@ import { outputFileIds } from '../../src/skills/execution.js';
 const ctx = {
   modelId: 'm', modelSkills: new Set(['xlsx', 'pptx']), source: 'anthropic',
   builtins: ['xlsx', 'pptx', 'pdf'].map((id) => ({ id, displayTitle: id, latestVersion: '20251013', createdAt: '2025-10-13T00:00:00Z' })),
+  versionHeaders: ['anthropic-version', 'compat-version'],
 };
 const tools = () => [
   { type: SKILL_LIMITS.codeExecution.type, name: 'code_execution' },
