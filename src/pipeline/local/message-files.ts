@@ -9,6 +9,7 @@ import { FILE_OPERATIONS, fileMetadata } from '../../files/message-files.js';
 import type { MessageFiles } from '../../files/message-files.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
+import { intQuery } from './query.js';
 import { fileServices } from './temp-files.js';
 
 /** The one provider that stores messages-format files (declares the upload operation). */
@@ -31,15 +32,6 @@ export async function uploadMessageFile(ctx: RequestContext, runtime: Runtime): 
   const record = await messageFiles(runtime).upload(ctx.auth!.accountId, fileProvider(ctx.gateway), file, ttl, ctx.clientGone.signal);
   ctx.started = true;
   await ctx.reply.send(fileMetadata(record));
-}
-
-/** An integer query parameter within bounds, or the default; anything else is a 400 naming it. */
-function intQuery(ctx: RequestContext, name: string, min: number, max: number, fallback: number): number {
-  const raw = (ctx.req.query as Record<string, unknown>)[name];
-  if (raw === undefined) return fallback;
-  const value = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(value >= min && value <= max)) throw new GatewayError('invalid_request', `${name} must be an integer from ${min} to ${max}.`, { param: name });
-  return value;
 }
 
 /** GET /v1/files?limit=&page= (page: the `next_page` of the previous answer; after_id is accepted as the SDK's cursor). */

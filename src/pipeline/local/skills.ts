@@ -4,8 +4,8 @@
  * skills are never listed. Discovery does not imply every model supports every skill (the catalogue
  * and a refused execution say which do). Free.
  */
-import { GatewayError } from '../../errors.js';
 import type { RequestContext } from '../context.js';
+import { intQuery } from './query.js';
 
 /** One skill in the list shape (the vendor's Skill fields, both its beta and current names). */
 function skillJson(source: string, s: { id: string; displayTitle: string; latestVersion: string; createdAt: string }): Record<string, unknown> {
@@ -19,9 +19,7 @@ function skillJson(source: string, s: { id: string; displayTitle: string; latest
 export async function listSkills(ctx: RequestContext): Promise<void> {
   const query = ctx.req.query as Record<string, unknown>;
   const source = typeof query.source === 'string' ? query.source : null;
-  const limitText = query.limit;
-  const limit = limitText === undefined ? 20 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError('invalid_request', 'limit must be an integer from 1 to 100.', { param: 'limit' });
+  const limit = intQuery(ctx, 'limit', 1, 100, 20);
   const data: Record<string, unknown>[] = [];
   for (const provider of ctx.gateway.providers.values()) {
     if (!provider.skills || (source !== null && source !== provider.skills.source)) continue;
