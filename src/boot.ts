@@ -15,6 +15,7 @@ import { createBlobStore } from './files/blob/index.js';
 import { cleanupTempFiles } from './files/cleanup.js';
 import { signingSecret, type FileServices } from './files/index.js';
 import { TempFiles } from './files/temp-files.js';
+import { Outputs } from './files/outputs.js';
 import { MessageFiles } from './files/message-files.js';
 import { Ledger } from './ledger/ledger.js';
 import { createLimiter } from './limits/index.js';
@@ -188,7 +189,9 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
 /** The blob store (GATEWAY_BLOB_STORE) and the file services on it. */
 async function openFiles(db: Db, upstream: UpstreamClient, env: NodeJS.ProcessEnv, dataDir: string | null, clock: Clock, settings: () => FilesSettings): Promise<FileServices> {
   const blobs = createBlobStore(env, dataDir);
-  const temp = new TempFiles({ db, blobs, settings, clock, secret: await signingSecret(db, env) });
+  const secret = await signingSecret(db, env);
+  const temp = new TempFiles({ db, blobs, settings, clock, secret });
+  const outputs = new Outputs({ db, blobs, settings, clock, secret });
   const messages = new MessageFiles({ db, blobs, upstream, clock, settings });
-  return { blobs, temp, messages, publish: { db, blobs, upstream, clock, settings }, publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') || null };
+  return { blobs, temp, outputs, messages, publish: { db, blobs, upstream, clock, settings }, publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '') || null };
 }

@@ -65,6 +65,7 @@ function filesOf(raw: RawGateway['config']['files']): FilesSettings {
     finalizedTtlMs: (raw?.finalized_ttl_seconds ?? 86_400) * 1000,
     uploadUrlTtlMs: (raw?.upload_url_ttl_seconds ?? 600) * 1000,
     readUrlTtlMs: (raw?.read_url_ttl_seconds ?? 300) * 1000,
+    outputTtlMs: (raw?.output_ttl_seconds ?? 86_400) * 1000,
     cleanupSchedule: raw?.cleanup_schedule ?? '0 0 * * * *',
     purposes,
     messages: {

@@ -146,6 +146,8 @@ export interface FilesSettings {
   finalizedTtlMs: number;
   uploadUrlTtlMs: number;
   readUrlTtlMs: number;
+  /** Generated outputs kept for the client (flex images, videos; spec 8: 24 hours). */
+  outputTtlMs: number;
   cleanupSchedule: string;
   /** By purpose name, spelled as in spec 2; absent when the config declares none (temporary files are then refused). */
   purposes: ReadonlyMap<string, PurposeRule>;

@@ -8,12 +8,15 @@ import type { Db } from '../store/types.js';
 import type { BlobStore } from './blob/types.js';
 import type { PublishDeps } from './generated.js';
 import type { MessageFiles } from './message-files.js';
+import type { Outputs } from './outputs.js';
 import type { TempFiles } from './temp-files.js';
 
 /** What the file routes use. */
 export interface FileServices {
   blobs: BlobStore;
   temp: TempFiles;
+  /** Generated outputs in temporary private storage (spec 4.14, 4.16). */
+  outputs?: Outputs;
   /** Messages-format files (spec 4.5). */
   messages?: MessageFiles;
   /** What publishing generated files and claiming executions need (spec 4.6). */

@@ -9,7 +9,8 @@ import type { FilesSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { randomId } from '../ledger/ids.js';
 import type { Db } from '../store/types.js';
-import { BlobExistsError, BlobTooLargeError, type BlobStore, type UploadTarget } from './blob/types.js';
+import { BlobExistsError, BlobTooLargeError, type BlobStore, type ByteRange, type UploadTarget } from './blob/types.js';
+import { parseRange } from './byte-range.js';
 import { readAll } from './bytes.js';
 import { signUrl, verifySignedUrl } from './signing.js';
 import { findTempFile, insertPending, markDeleted, markFinalized, type TempFileRecord } from './temp-records.js';
@@ -32,6 +33,9 @@ export interface TempFilesDeps {
   /** Signs the local store's upload and read URLs. */
   secret: Buffer;
 }
+
+/** What a signed read serves: the body (null for an unsatisfiable range) and the range it covers (null: the whole file). */
+export interface ServedRead { record: TempFileRecord; size: number; body: Readable | null; range: ByteRange | null }
 
 /** Where the gateway serves the local store's signed URLs, under the caller's origin. */
 export const UPLOAD_PATH = '/v1/gateway/files/uploads/';
@@ -158,14 +162,22 @@ export class TempFiles {
       ?? signUrl(`${origin}${BLOB_PATH}${record.id}`, { method: 'GET', fileId: record.id, expiresAt }, this.deps.secret);
   }
 
-  /** The local store's read URL: the bytes of a finalized file while the signature holds. */
-  async serveRead(fileId: string, query: Record<string, unknown>): Promise<{ record: TempFileRecord; body: Readable }> {
+  /**
+   * The local store's read URL: the bytes of a finalized file while the signature holds, the whole
+   * file or the one byte range `Range` asks for (hosted video plays by ranges, spec 4.16).
+   */
+  async serveRead(fileId: string, query: Record<string, unknown>, rangeHeader?: string): Promise<ServedRead> {
     const record = await findTempFile(this.deps.db, fileId);
     const check = record ? verifySignedUrl(query, { method: 'GET', fileId }, this.deps.secret, this.deps.clock.now()) : 'invalid';
     if (check !== 'ok' || !record) throw urlRefused(check === 'expired');
-    const body = record.state === 'finalized' ? await this.deps.blobs.read(record.blobKey) : null;
+    if (record.state !== 'finalized') throw notFound(fileId);
+    const size = record.actualBytes ?? record.declaredBytes;
+    const asked = parseRange(rangeHeader, size);
+    if (asked.kind === 'unsatisfiable') return { record, size, body: null, range: null };
+    const range = asked.kind === 'partial' ? asked.range : null;
+    const body = await this.deps.blobs.read(record.blobKey, range ?? undefined);
     if (!body) throw notFound(fileId);
-    return { record, body };
+    return { record, size, body, range };
   }
 
   /** The record when it exists and belongs to the account; another account's id is the same 404 (spec 4.7 rule 4). */

@@ -46,6 +46,14 @@ export async function insertPending(db: Queryable, r: Omit<TempFileRecord, 'stat
     [r.id, r.accountId, r.purpose, r.contentType, r.declaredBytes, r.blobKey, r.createdAt, r.uploadExpiresAt, r.expiresAt]);
 }
 
+/** Inserts a file that is finalized from the start: a generated output the gateway stored itself (src/files/outputs.ts). */
+export async function insertFinalized(db: Queryable, r: TempFileRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO temp_files (id, account_id, purpose, content_type, declared_bytes, blob_key, state, actual_bytes, detected_type, created_at, upload_expires_at, finalized_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, 'finalized', $5, $4, $7, $7, $7, $8)`,
+    [r.id, r.accountId, r.purpose, r.contentType, r.declaredBytes, r.blobKey, r.createdAt, r.expiresAt]);
+}
+
 /** The shape of a temporary file id; anything else is no file (and never reaches SQL: a NUL would be a 500). */
 export const TEMP_FILE_ID = /^tfile_[0-9a-f]{24}$/;
 

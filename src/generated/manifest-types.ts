@@ -104,6 +104,10 @@ export interface GatewayConfigManifest {
      */
     read_url_ttl_seconds?: number;
     /**
+     * Generated outputs (flex images, videos) are kept and their read URLs valid for this long (default 86400, spec 8).
+     */
+    output_ttl_seconds?: number;
+    /**
      * Cron syntax (seconds field first allowed) of the cleanup job (default hourly: '0 0 * * * *').
      */
     cleanup_schedule?: string;

@@ -9,6 +9,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { GatewayError, toGatewayError } from '../errors.js';
 import { DEFAULT_CLIENT_FORMAT } from '../formats/index.js';
 import type { FileServices } from '../files/index.js';
+import { contentRange } from '../files/byte-range.js';
 import { BLOB_PATH, UPLOAD_PATH } from '../files/temp-files.js';
 
 async function sendError(reply: FastifyReply, error: unknown, log: (message: string, error?: unknown) => void): Promise<void> {
@@ -51,8 +52,16 @@ export function registerBlobRoutes(app: FastifyInstance, files: () => FileServic
       try {
         const services = files();
         if (!services) throw new GatewayError('not_found', 'No such file URL.');
-        const { record, body } = await services.temp.serveRead(req.params.id, req.query);
-        await reply.header('content-type', record.contentType).header('cache-control', 'private, no-store').send(body);
+        const served = await services.temp.serveRead(req.params.id, req.query, req.headers.range);
+        reply.header('accept-ranges', 'bytes').header('cache-control', 'private, no-store');
+        if (!served.body) {
+          // RFC 9110 15.5.17: a range past the end is 416 with the file's size.
+          await reply.code(416).header('content-range', `bytes */${served.size}`).send();
+          return;
+        }
+        const length = served.range ? served.range.end - served.range.start + 1 : served.size;
+        if (served.range) reply.code(206).header('content-range', contentRange(served.range, served.size));
+        await reply.header('content-type', served.record.contentType).header('content-length', String(length)).send(served.body);
       } catch (error) {
         await sendError(reply, error, log);
       }

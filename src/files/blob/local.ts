@@ -8,7 +8,7 @@ import type { Dirent } from 'node:fs';
 import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { BlobExistsError, BlobTooLargeError, type BlobStore, type UploadGrant, type UploadTarget } from './types.js';
+import { BlobExistsError, BlobTooLargeError, type BlobStore, type ByteRange, type UploadGrant, type UploadTarget } from './types.js';
 
 /** Marks an unpublished write; `list` skips such files and keys may not contain it. */
 const PART = '.part-';
@@ -71,7 +71,7 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
-  async read(key: string): Promise<Readable | null> {
+  async read(key: string, range?: ByteRange): Promise<Readable | null> {
     const path = this.pathOf(key);
     let file;
     try {
@@ -85,7 +85,7 @@ export class LocalBlobStore implements BlobStore {
       await file.close();
       return null;
     }
-    return file.createReadStream();
+    return file.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
   async size(key: string): Promise<number | null> {

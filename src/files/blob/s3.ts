@@ -13,7 +13,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobExistsError, BlobTooLargeError, type BlobStore, type UploadGrant, type UploadTarget } from './types.js';
+import { BlobExistsError, BlobTooLargeError, type BlobStore, type ByteRange, type UploadGrant, type UploadTarget } from './types.js';
 
 /** Where the bucket is and how to reach it. */
 export interface S3BlobStoreOptions {
@@ -100,9 +100,10 @@ export class S3BlobStore implements BlobStore {
     return bytes;
   }
 
-  async read(key: string): Promise<Readable | null> {
+  async read(key: string, range?: ByteRange): Promise<Readable | null> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const Range = range ? `bytes=${range.start}-${range.end}` : undefined;
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range }));
       // In Node the SDK's Body is the http.IncomingMessage (a Readable) with helper methods mixed in.
       if (!(out.Body instanceof Readable)) throw new Error(`GetObject ${key}: the body is not a Node stream.`);
       return out.Body;

@@ -36,6 +36,9 @@ export class BlobExistsError extends Error {
   }
 }
 
+/** An inclusive byte range of an object, as an HTTP `Range: bytes=start-end` names it. */
+export interface ByteRange { start: number; end: number }
+
 /** One blob store. */
 export interface BlobStore {
   readonly kind: 'local' | 's3';
@@ -47,8 +50,11 @@ export interface BlobStore {
    * one-object upload URL cannot replace what it already wrote. Resolves to the bytes written.
    */
   write(key: string, body: Readable, opts: { maxBytes: number; contentType?: string; exclusive?: boolean }): Promise<number>;
-  /** The object's bytes as a stream, or null when there is none. */
-  read(key: string): Promise<Readable | null>;
+  /**
+   * The object's bytes as a stream, or null when there is none; with `range`, only bytes `start` to
+   * `end` inclusive (the caller has checked them against the size: byte-range playback, spec 4.16).
+   */
+  read(key: string, range?: ByteRange): Promise<Readable | null>;
   /** The object's size in bytes, or null when there is none. */
   size(key: string): Promise<number | null>;
   /** Removes the object; an absent one is fine (safe to repeat). */

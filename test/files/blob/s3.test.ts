@@ -56,6 +56,13 @@ describe('S3BlobStore (against s3rver on loopback)', () => {
     await s3?.stop();
   });
 
+  it('reads one inclusive byte range', async () => {
+    await store.write('range/a', Readable.from([Buffer.from('0123456789')]), { maxBytes: 100 });
+    expect(await text((await store.read('range/a', { start: 2, end: 5 }))!)).toBe('2345');
+    expect(await text((await store.read('range/a', { start: 9, end: 9 }))!)).toBe('9');
+    await store.delete('range/a');
+  });
+
   it('writes, reads, sizes, lists and deletes', async () => {
     expect(await store.write('tmp/acct1/f1', body('hello world'), { maxBytes: 100, contentType: 'text/plain' })).toBe(11);
     expect(await store.write('tmp/acct1/f2', body(''), { maxBytes: 100 })).toBe(0);
