@@ -87,7 +87,9 @@ function requestContent(route: CompiledRoute, schemaRef: string): Json {
   const encoding: Json = {};
   for (const [name, part] of Object.entries(multipart.files)) {
     const file = { type: 'string', format: 'binary', description: `At most ${part.maxBytes} bytes.` };
-    files[name] = part.max > 1 ? { type: 'array', maxItems: part.max, items: file } : file;
+    // Several parts of one name (spec 4.14: `image` or repeated `image[]`): one binary or a list of
+    // them, as OpenAI's createImageEdit declares `image`; `format: binary` on top marks it a file part.
+    files[name] = part.max > 1 ? { format: 'binary', description: `Up to ${part.max} files, each at most ${part.maxBytes} bytes.`, anyOf: [{ type: 'string', format: 'binary' }, { type: 'array', maxItems: part.max, items: { type: 'string', format: 'binary' } }] } : file;
     if (part.mime) encoding[name] = { contentType: [...part.mime].join(', ') };
   }
   const required = Object.entries(multipart.files).filter(([, part]) => part.min > 0).map(([name]) => name);

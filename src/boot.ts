@@ -16,6 +16,10 @@ import { cleanupTempFiles } from './files/cleanup.js';
 import { signingSecret, type FileServices } from './files/index.js';
 import { TempFiles } from './files/temp-files.js';
 import { Outputs } from './files/outputs.js';
+import type { Resolver } from './upstream/fetch/index.js';
+import { pollVideoJobs } from './videos/poller.js';
+import { VideoJobs } from './videos/service.js';
+import { MediaOperations } from './pipeline/operation-ids.js';
 import { MessageFiles } from './files/message-files.js';
 import { Ledger } from './ledger/ledger.js';
 import { createLimiter } from './limits/index.js';
@@ -42,6 +46,8 @@ export interface GatewayOptions {
   log?: LogFn;
   /** The clock of file lifetimes and quotas (tests move one by hand); default the system clock. */
   clock?: Clock;
+  /** Resolves URL inputs' host names (tests map names to loopback); default the system resolver. */
+  resolver?: Resolver;
 }
 
 /** Where the gateway's own lines go; `level` defaults to info (outages are warn, recoveries info). */
@@ -114,6 +120,10 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const clock = opts.clock ?? systemClock;
   const files = await openFiles(db, runtime.upstream, env, gateway.settings.dataDir === ':memory:' ? null : gateway.settings.dataDir, clock, () => gateway.settings.files);
   runtime.files = files;
+  runtime.urlResolver = opts.resolver;
+  const videoDeps = { db, clock, outputs: files.outputs!, settings: () => gateway.settings };
+  runtime.videos = new VideoJobs(videoDeps);
+  runtime.operations = new MediaOperations({ db, clock, files, outputs: files.outputs!, videos: runtime.videos, required: () => gateway.settings.operationIds.required });
   const jobs = new Jobs(db, (message, fields) => log(message, fields));
   let generation = buildGeneration(gateway, runtime);
   const app = await buildServer({
@@ -131,6 +141,9 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   jobs.add({ name: 'files-cleanup', schedule: gateway.settings.files.cleanupSchedule, run: async () => ({
     ...await cleanupTempFiles(db, files.blobs, clock, gateway.settings.files.uploadUrlTtlMs),
     ...await files.messages?.cleanup(gateway.providers),
+  }) });
+  jobs.add({ name: 'video-jobs', schedule: gateway.settings.videoJobs.pollSchedule, run: async () => ({
+    ...await pollVideoJobs({ ...videoDeps, ledger, upstream: runtime.upstream, gateway: () => gateway }),
   }) });
   await jobs.runNow('hold-sweeper');
 

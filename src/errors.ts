@@ -21,6 +21,8 @@ export const ERROR_TABLE = {
   unsupported_responses_tools: { status: 400, kind: 'invalid_request' },
   tool_not_available: { status: 400, kind: 'invalid_request' },
   file_token_count_unsupported: { status: 400, kind: 'invalid_request' },
+  // A vendor refused the prompt or its output on content grounds (an image job moderated): the client's to change, not charged.
+  content_policy_violation: { status: 400, kind: 'invalid_request' },
   invalid_api_key: { status: 401, kind: 'authentication' },
   insufficient_balance: { status: 402, kind: 'payment' },
   not_found: { status: 404, kind: 'not_found' },
@@ -42,6 +44,7 @@ export const ERROR_TABLE = {
   // Operation ids and skills executions (spec 4.6, 7: 409 for an operation id already submitted).
   operation_id_required: { status: 400, kind: 'invalid_request' },
   operation_id_reused: { status: 409, kind: 'conflict' },
+  operation_in_progress: { status: 409, kind: 'conflict' },
   skill_execution_pending: { status: 409, kind: 'conflict' },
   execution_recovery_required: { status: 409, kind: 'conflict' },
   // The gateway's own dependencies (issue 8): the shared limiter backend or the store is down.

@@ -8,15 +8,17 @@ import type { TokenUsage } from '../translate/types.js';
 
 /**
  * The charge for a request's tokens (spec 1: input, output and cached tokens priced by the model,
- * reasoning counted as output). Cached and cache-write tokens are subsets of `input` and are priced
- * at their own rates; the rest of the input at the input rate.
+ * reasoning counted as output). Cached, cache-write and image tokens are subsets of `input` and are
+ * priced at their own rates (image input, spec 4.14: gpt-image-1's reported image_tokens); the rest
+ * of the input at the input rate.
  */
 export function tokenCharge(usage: TokenUsage, offering: CompiledOffering): bigint {
   const p = offering.billing.prices;
   const cached = BigInt(Math.min(usage.cachedInput, usage.input));
   const written = BigInt(Math.min(usage.cacheWrite, usage.input - Number(cached)));
-  const plain = BigInt(usage.input) - cached - written;
-  const exact = plain * p.input + cached * p.cachedInput + written * p.cacheWrite + BigInt(usage.output) * p.output;
+  const image = BigInt(Math.min(usage.imageInput ?? 0, usage.input - Number(cached) - Number(written)));
+  const plain = BigInt(usage.input) - cached - written - image;
+  const exact = plain * p.input + cached * p.cachedInput + written * p.cacheWrite + image * p.imageInput + BigInt(usage.output) * p.output;
   return divideRounded(exact, offering.billing.per);
 }
 
@@ -26,7 +28,7 @@ export function tokenCharge(usage: TokenUsage, offering: CompiledOffering): bigi
  */
 export function holdAmount(inputEstimate: number, maxOutput: number, marginPercent: bigint, offering: CompiledOffering): bigint {
   const p = offering.billing.prices;
-  const topInput = [p.input, p.cachedInput, p.cacheWrite].reduce((a, b) => (b > a ? b : a));
+  const topInput = [p.input, p.cachedInput, p.cacheWrite, p.imageInput].reduce((a, b) => (b > a ? b : a));
   const input = (BigInt(inputEstimate) * (100n + marginPercent) + 99n) / 100n + 8n;
   const exact = input * topInput + BigInt(maxOutput) * p.output;
   const per = offering.billing.per;

@@ -54,6 +54,8 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     limiterPolicy: c.limits?.on_backend_error ?? 'fail_closed',
     files: filesOf(c.files),
     urlInputs: { allowHosts: c.url_inputs?.allow_hosts ?? [] },
+    operationIds: { required: c.operation_ids?.required ?? false },
+    videoJobs: { pollSchedule: c.video_jobs?.poll_schedule ?? '*/5 * * * * *', deadlineMs: (c.video_jobs?.deadline_seconds ?? 3600) * 1000 },
   };
 }
 
@@ -82,7 +84,7 @@ function multipartOf(manifest: RouteManifest): MultipartSpec | null {
   const body = manifest.body;
   if (body?.type !== 'multipart') return null;
   const files = Object.fromEntries(Object.entries(body.files ?? {}).map(([name, f]) => [name, { maxBytes: f.max_bytes, mime: f.mime ? new Set(f.mime) : null, min: f.min ?? 0, max: f.max ?? 1, ...(f.probe ? { probe: f.probe } : {}) }]));
-  return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536, ...(body.json ? { acceptsJson: true } : {}) };
+  return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536, ...(body.json ? { acceptsJson: true } : {}), ...(body.json_refuses?.length ? { jsonRefuses: body.json_refuses } : {}), ...(body.max_total_bytes ? { maxTotalBytes: body.max_total_bytes } : {}) };
 }
 
 /** The client format a route names; an unknown one stops the boot (it would answer every request with a 500). */

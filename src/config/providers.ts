@@ -4,11 +4,11 @@
  * offerings with exact nano-USD prices (spec 1: tokens priced by kind, every other unit by one price).
  */
 import type { ProviderManifest } from '../generated/manifest-types.js';
-import { parsePointer } from '../meters/pointer.js';
 import { parseUsd } from '../money.js';
 import { authHeaderOf } from '../upstream/auth.js';
 import { ManifestError } from './errors.js';
-import type { CompiledOffering, CompiledOperation, CompiledProvider } from './types.js';
+import { compilePoll } from './poll.js';
+import type { CompiledOffering, CompiledOperation, CompiledProvider, OfferingFileLimit } from './types.js';
 
 /** What provider compilation needs from outside the manifests. */
 export interface ProviderContext { env: NodeJS.ProcessEnv; simulatorUrl: string | null; }
@@ -35,14 +35,11 @@ function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simu
   return url;
 }
 
-function compileOperations(m: ProviderManifest): Record<string, CompiledOperation> {
+function compileOperations(file: string, m: ProviderManifest): Record<string, CompiledOperation> {
   const operations: Record<string, CompiledOperation> = {};
   for (const [name, op] of Object.entries(m.operations)) {
     const query = new URLSearchParams(op.query ?? {}).toString();
-    const poll = op.poll && {
-      locationHeader: op.poll.location_header.toLowerCase(), statusPointer: parsePointer(op.poll.status_pointer),
-      succeeded: new Set(op.poll.succeeded), failed: new Set(op.poll.failed), intervalMs: op.poll.interval_ms ?? 500, deadlineMs: op.poll.deadline_ms ?? 60_000,
-    };
+    const poll = op.poll && compilePoll(file, `/operations/${name.replace(/~/g, '~0').replace(/\//g, '~1')}/poll`, op.poll);
     const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
     operations[name] = { method: op.method, path: op.path, format: op.format, query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
       features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])) };
@@ -69,7 +66,7 @@ export function compileProvider(file: string, m: ProviderManifest, ctx: Provider
   return {
     id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated).replace(/\/$/, ''), apiKey, auth: authHeaderOf(m.auth), simulated, headers: staticHeaders(file, m, ctx.env),
     timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
-    operations: compileOperations(m),
+    operations: compileOperations(file, m),
     skills: m.skills ? { source: m.skills.source, list: m.skills.list.map((s) => ({ id: s.id, displayTitle: s.display_title, latestVersion: s.latest_version, createdAt: s.created_at })) } : null,
   };
 }
@@ -87,15 +84,16 @@ function tokenBilling(file: string, at: string, o: OfferingManifest): Pick<Compi
   const input = priceOf(file, `${at}/prices/input`, prices.input);
   const cached = priceOf(file, `${at}/prices/cached_input`, prices.cached_input);
   const write = priceOf(file, `${at}/prices/cache_write`, prices.cache_write);
+  const image = priceOf(file, `${at}/prices/image_input`, prices.image_input);
   const tools: Record<string, bigint> = {};
   for (const [name, text] of Object.entries(o.billing.tools ?? {})) tools[name] = priceOf(file, `${at}/tools/${name}`, text);
   return {
-    prices: { input, output: priceOf(file, `${at}/prices/output`, prices.output), cachedInput: cached < 0n ? input : cached, cacheWrite: write < 0n ? input : write },
+    prices: { input, output: priceOf(file, `${at}/prices/output`, prices.output), cachedInput: cached < 0n ? input : cached, cacheWrite: write < 0n ? input : write, imageInput: image < 0n ? input : image },
     priceText: { ...prices }, tools, toolText: { ...(o.billing.tools ?? {}) },
   };
 }
 
-const NO_TOKEN_PRICES = { input: 0n, output: 0n, cachedInput: 0n, cacheWrite: 0n };
+const NO_TOKEN_PRICES = { input: 0n, output: 0n, cachedInput: 0n, cacheWrite: 0n, imageInput: 0n };
 
 /** A token-billed offering must declare its context window (the schema requires it; this narrows the type). */
 function contextWindowOf(file: string, index: number, o: OfferingManifest): number {
@@ -112,6 +110,22 @@ function knownSkills(file: string, index: number, m: ProviderManifest, ids: stri
   return new Set(ids);
 }
 
+/** An offering's `operations`, each one its provider has (a typo would hide the model from every route); null when absent. */
+function knownOperations(file: string, index: number, m: ProviderManifest, names: string[] | undefined): ReadonlySet<string> | null {
+  if (names === undefined) return null;
+  const unknown = names.find((name) => !Object.hasOwn(m.operations, name));
+  if (unknown !== undefined) throw new ManifestError(file, `/offerings/${index}/operations`, `unknown operation "${unknown}" (the provider's operations: ${Object.keys(m.operations).join(', ')})`);
+  return new Set(names);
+}
+
+/** An offering's `files` limits, compiled. */
+function fileLimits(o: OfferingManifest): Record<string, OfferingFileLimit> {
+  return Object.fromEntries(Object.entries(o.files ?? {}).map(([part, f]) => [part, {
+    ...(f.max !== undefined ? { max: f.max } : {}), ...(f.max_bytes !== undefined ? { maxBytes: f.max_bytes } : {}),
+    ...(f.mime ? { mime: new Set(f.mime) } : {}), ...(f.square ? { square: true } : {}),
+  }]));
+}
+
 /** Every offering of one provider. */
 export function compileOfferings(file: string, m: ProviderManifest): CompiledOffering[] {
   return m.offerings.map((o, index) => {
@@ -126,6 +140,7 @@ export function compileOfferings(file: string, m: ProviderManifest): CompiledOff
       maxOutputTokens: o.max_output_tokens ?? 4096, contextWindow: contextWindowOf(file, index, o), billing,
       skills: knownSkills(file, index, m, o.skills ?? []),
       params: o.params ?? {},
+      operations: knownOperations(file, index, m, o.operations), files: fileLimits(o),
     };
   });
 }

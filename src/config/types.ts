@@ -6,7 +6,14 @@ import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
 import type { ParamPolicy } from './param-policy.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
-export interface TokenPrices { input: bigint; output: bigint; cachedInput: bigint; cacheWrite: bigint; }
+export interface TokenPrices {
+  input: bigint; output: bigint; cachedInput: bigint; cacheWrite: bigint;
+  /** Input tokens that are images (spec 4.14, gpt-image-1's image_tokens); the input price when not declared. */
+  imageInput: bigint;
+}
+
+/** A model's own limits on one multipart file part of a route (spec 4.14: the model may accept fewer references). */
+export interface OfferingFileLimit { max?: number; maxBytes?: number; mime?: ReadonlySet<string>; square?: boolean }
 
 /** One model offering as the pipeline sees it. */
 export interface CompiledOffering {
@@ -32,6 +39,10 @@ export interface CompiledOffering {
   skills: ReadonlySet<string>;
   /** The model's own parameter policies, applied after the route's (e.g. voice settings a speech model refuses, spec 4.8). */
   params?: Readonly<Record<string, ParamPolicy>>;
+  /** The provider operations the model can be used with (spec 4.14: dall-e-3 cannot edit); null: all of them. */
+  operations?: ReadonlySet<string> | null;
+  /** The model's own limits on a route's multipart file parts, by part name (checked before anything is reserved). */
+  files?: Readonly<Record<string, OfferingFileLimit>>;
 }
 
 /** A vendor's built-in skill (spec 4.6), as GET /v1/skills lists it. */
@@ -75,12 +86,28 @@ export interface CompiledOperation {
 
 /** How to poll an operation's job (provider manifest `poll`). */
 export interface CompiledPoll {
-  locationHeader: string;
+  /** Where the first answer names the job: a header (lower case) or a JSON Pointer into its body; exactly one is set. */
+  locationHeader: string | null;
+  locationPointer: readonly string[] | null;
+  /** Host patterns a polling URL may name besides the base URL's origin (https only; `*.` matches subdomains). */
+  hosts: readonly string[];
   statusPointer: readonly string[];
   succeeded: ReadonlySet<string>;
   failed: ReadonlySet<string>;
+  /** Statuses of a job refused on content grounds (400 content_policy_violation). */
+  moderated: ReadonlySet<string>;
   intervalMs: number;
   deadlineMs: number;
+  /** The finished job's output, downloaded and kept by the gateway; null when the answer is the result. */
+  output: CompiledPollOutput | null;
+}
+
+/** A job's output named by URL (provider manifest `poll.output`). */
+export interface CompiledPollOutput {
+  pointer: readonly string[];
+  hosts: readonly string[];
+  maxBytes: number;
+  contentTypes: ReadonlySet<string>;
 }
 
 /** One operation a proxy route may call, with its translation's parameter policies. */
@@ -130,6 +157,10 @@ export interface GatewaySettings {
   limiterPolicy: 'fail_closed' | 'fail_open';
   /** Temporary and messages-format files (issue 10). */
   files: FilesSettings;
+  /** `operation_ids:` the planned mode of spec 4.14/4.16 (an id required on images and video, 409 on reuse). */
+  operationIds: { required: boolean };
+  /** `video_jobs:` the background poller of video jobs (spec 4.16). */
+  videoJobs: { pollSchedule: string; deadlineMs: number };
   /** `url_inputs:` the SSRF-safe fetcher's allow list of `host:port` entries (issue 11 item 7). */
   urlInputs: { allowHosts: readonly string[] };
 }

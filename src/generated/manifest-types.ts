@@ -222,6 +222,28 @@ export interface GatewayConfigManifest {
       default_ttl_seconds?: number;
     };
   };
+  /**
+   * Asynchronous video jobs (spec 4.16): how often the poller reads their status (on one replica at a time) and how long a job may run.
+   */
+  video_jobs?: {
+    /**
+     * Cron syntax (seconds field first allowed) of the poller (default every 5 seconds: '* /5 * * * * *'); POST /admin/jobs/video-jobs/run runs it now.
+     */
+    poll_schedule?: string;
+    /**
+     * A job not finished this long after it was submitted is failed and its hold released (default 3600).
+     */
+    deadline_seconds?: number;
+  };
+  /**
+   * X-Gateway-Operation-ID on image and video requests (spec 4.14, 4.16, 7).
+   */
+  operation_ids?: {
+    /**
+     * The planned mode: every image and video request must carry an id, and an id already submitted is 409 operation_id_reused. Default false: optional, and a reuse after a completed operation answers its result again, charged nothing.
+     */
+    required?: boolean;
+  };
 }
 
 /**
@@ -261,7 +283,8 @@ export interface RouteManifest {
     | 'message-files-get'
     | 'message-files-delete'
     | 'message-files-content'
-    | 'skills-list';
+    | 'skills-list'
+    | 'videos-get';
   schemas?: {
     /**
      * Wire schema of the request body, under schemas/.
@@ -313,7 +336,7 @@ export interface RouteManifest {
   meter?: {
     [k: string]: {
       source: QuantitySource;
-      reserve?: QuantitySource1;
+      reserve?: QuantitySource2;
       /**
        * Bill in steps of this fraction of the unit (1/n, e.g. 0.5 for half seconds) instead of whole units: the quantity is rounded to a whole number of steps, the usage row's quantity counts steps (details.step), the quantity header shows the decimal.
        */
@@ -322,7 +345,7 @@ export interface RouteManifest {
        * How a fractional quantity becomes a whole one (default ceil).
        */
       round?: 'ceil' | 'floor' | 'half_up';
-      output_times?: QuantitySource2;
+      output_times?: QuantitySource3;
       headers?: {
         /**
          * Response header carrying the settled quantity.
@@ -438,11 +461,19 @@ export interface RouteManifest {
          */
         max?: number;
         /**
-         * Measured before anything is reserved (after `file_inputs`): `audio` reads the duration (music-metadata) for meters (`of: [files:/<part>]`); a file that cannot be read is a 400 naming the part.
+         * Measured before anything is reserved (after `file_inputs`): `audio` reads the duration (music-metadata) for meters (`of: [files:/<part>]`); `image` checks the format by its magic bytes against `mime` and reads the width and height where the header tells; a file that cannot be read is a 400 naming the part.
          */
-        probe?: 'audio';
+        probe?: 'audio' | 'image';
       };
     };
+    /**
+     * multipart with `json: true`: fields a JSON body may not carry (spec 4.14: a JSON image edit takes no style, response_format or mask), refused with 400 unsupported_parameter naming the field before anything is reserved.
+     */
+    json_refuses?: string[];
+    /**
+     * Most bytes of all file parts together (default: no limit beyond each part's), refused with 413 naming the part that crossed it, before more is kept (spec 4.14: 16 images of up to 50 MB each).
+     */
+    max_total_bytes?: number;
     /**
      * Most text fields (default 64).
      */
@@ -489,11 +520,50 @@ export interface RouteManifest {
           };
     };
   };
+  /**
+   * Body fields that may carry an image or file as a public URL or a data URL (issue 11 item 7; spec 4.16 `image`). Resolved after auth and `file_inputs` and before anything is reserved: an http(s) URL is fetched by the SSRF-safe fetcher (src/upstream/fetch; the operator's url_inputs.allow_hosts apply), a data URL decoded, and either way the bytes are sniffed and must be one of `content_types` and at most `max_bytes`; the field then holds a data URL of the verified type, so no vendor is ever handed a client URL. A file a `file_inputs` rule put into the field becomes a data URL too.
+   */
+  url_inputs?: {
+    [k: string]: {
+      /**
+       * MIME types accepted, as sniffed from the bytes.
+       *
+       * @minItems 1
+       */
+      content_types: string[];
+      /**
+       * Largest accepted input, decoded.
+       */
+      max_bytes: number;
+    };
+  };
+  /**
+   * The upstream answers with an asynchronous job the gateway records and polls in the background (spec 4.16 video): the request reserves as usual, but instead of settling it hands its hold to the job record, which the poller settles with what the job produced or releases when it fails. The client gets the job; a local route reads it.
+   */
+  job?: {
+    /**
+     * The job kind (src/jobs/kinds): what is recorded and how it is polled and billed.
+     */
+    kind: 'video';
+    /**
+     * The provider operation that reads the job's status (its path takes the vendor job id).
+     */
+    poll_operation?: string;
+    /**
+     * The provider operation that downloads the finished job's output (a binary answer).
+     */
+    output_operation?: string;
+  };
+  /**
+   * The route's requests may carry X-Gateway-Operation-ID (spec 4.14, 4.16): claimed before anything is reserved; a reuse answers the completed operation's result again (an image answer, a video job), charged nothing (src/pipeline/operation-ids.ts).
+   */
+  operation_ids?: 'image' | 'video';
 }
 /**
- * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
+ * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`); `times` scales it, `plus` adds another source's quantity.
  */
 export interface QuantitySource {
+  plus?: QuantitySource1;
   /**
    * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
    */
@@ -530,9 +600,10 @@ export interface QuantitySource {
   times?: number | string;
 }
 /**
- * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
+ * Adds another source's quantity to this one (after `times`), e.g. a reserve that is the prompt's tokens plus a bound per input image (spec 4.14 image edits).
  */
 export interface QuantitySource1 {
+  plus?: QuantitySource1;
   /**
    * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
    */
@@ -569,9 +640,50 @@ export interface QuantitySource1 {
   times?: number | string;
 }
 /**
- * Where a quantity comes from: exactly one of translator, upstream, header, request, constant, counter (with `of`).
+ * The quantity reserved at admission (an estimate from the request, or a cap); default: the source when it reads the request, else required.
  */
 export interface QuantitySource2 {
+  plus?: QuantitySource1;
+  /**
+   * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
+   */
+  translator?: string;
+  /**
+   * JSON Pointer into the upstream answer.
+   */
+  upstream?: string;
+  /**
+   * An upstream response header holding a number.
+   */
+  header?: string;
+  /**
+   * JSON Pointer into the client request.
+   */
+  request?: string;
+  /**
+   * The same quantity for every call.
+   */
+  constant?: number;
+  /**
+   * A named local counter (src/meters/counters).
+   */
+  counter?: string;
+  /**
+   * What the counter counts: JSON Pointers into the request, `response:/...` into the client answer, or `files:/<part>` the measured facts of the request's file parts of that name (a list of {duration_seconds, size_bytes}; see `body.files.<part>.probe`).
+   *
+   * @minItems 1
+   */
+  of?: string[];
+  /**
+   * Multiplies the quantity: a number, or a JSON Pointer into the request whose array length (1 for a single value) it is multiplied by (e.g. the target languages of a translation).
+   */
+  times?: number | string;
+}
+/**
+ * Token meter only: the offering's max_output_tokens is per one of this request quantity (e.g. `{request: /n}`, the images asked for), so the output reserved is max_output_tokens times it (read after the route's param defaults).
+ */
+export interface QuantitySource3 {
+  plus?: QuantitySource1;
   /**
    * A quantity the translator reports (`tokens`: the token meter, from the translator's token usage).
    */
@@ -689,13 +801,48 @@ export interface ProviderManifest {
         [k: string]: string;
       };
       /**
-       * The operation answers with a job to poll (202 and a location header): the gateway polls it inside the request until it succeeds or fails, or the deadline passes (then 504, nothing charged).
+       * The operation answers with a job to poll (a 202 with a location header, or a JSON body naming its polling URL): the gateway polls it inside the request until it succeeds or fails, or the deadline passes (then 504, nothing charged). Exactly one of location_header and location_pointer.
        */
       poll?: {
         /**
-         * Header of the first answer holding the job's URL (same origin as the base URL).
+         * Header of the first answer holding the job's URL; a 202 without it is a 502.
          */
-        location_header: string;
+        location_header?: string;
+        /**
+         * JSON Pointer into the first answer's body to the job's polling URL (any 2xx: the job is polled whenever the URL is present).
+         */
+        location_pointer?: string;
+        /**
+         * Hosts, besides the base URL's own origin, that a polling URL may name (the provider credential is sent there): https on the default port only; `*.example.com` matches any subdomain of example.com. Anything else is a 502 without calling it.
+         */
+        hosts?: string[];
+        /**
+         * Statuses of a job the vendor refused on content grounds: a 400 content_policy_violation to the client, nothing charged.
+         */
+        moderated?: string[];
+        /**
+         * The finished job names its output by URL: the gateway downloads it without credentials (same host rule, its own `hosts`), sniffs its type, measures it and keeps it in temporary private storage (generated outputs, spec 8); the translator gets the stored output.
+         */
+        output?: {
+          /**
+           * JSON Pointer into the finished job's answer to the output's URL.
+           */
+          pointer: string;
+          /**
+           * Hosts the output URL may name besides the base URL's origin (https, default port; `*.` matches subdomains).
+           */
+          hosts?: string[];
+          /**
+           * Largest output (default 52428800); a larger one is a 502, not billed.
+           */
+          max_bytes?: number;
+          /**
+           * Types the output may have, as sniffed from its bytes; another is a 502, not billed.
+           *
+           * @minItems 1
+           */
+          content_types: string[];
+        };
         /**
          * JSON Pointer to the job's status in each poll answer.
          */
@@ -830,6 +977,10 @@ export interface Offering {
       output: Price;
       cached_input?: Price;
       cache_write?: Price;
+      /**
+       * Decimal USD, at most 9 decimals.
+       */
+      image_input?: string;
     };
     /**
      * USD per call of a built-in tool, e.g. web_search; each call is its own usage row.
@@ -864,4 +1015,35 @@ export interface Offering {
    * Built-in skills this model can run in a skills execution (spec 4.6 support table); ids from the provider's `skills`.
    */
   skills?: string[];
+  /**
+   * The provider's operations this model can be used with (e.g. dall-e-3 generates but cannot edit, spec 4.14); absent: every operation of the provider. A route that cannot reach the model answers 400 naming the endpoints that can. Each must be an operation of the provider (checked at boot).
+   *
+   * @minItems 1
+   */
+  operations?: string[];
+  /**
+   * This model's limits on a route's multipart file parts, by part name, checked before anything is reserved (spec 4.14: the selected model may accept fewer references): fewer parts, smaller files, fewer types, square images. A part outside them is a 400 naming the part.
+   */
+  files?: {
+    [k: string]: {
+      /**
+       * Most parts of this name the model takes (0: none).
+       */
+      max?: number;
+      /**
+       * Largest file of this part the model takes.
+       */
+      max_bytes?: number;
+      /**
+       * Types the model takes (the verified type when the part is probed, else the declared one).
+       *
+       * @minItems 1
+       */
+      mime?: string[];
+      /**
+       * true: each image must be square (width equals height, as its header tells; the part needs `probe: image`).
+       */
+      square?: boolean;
+    };
+  };
 }

@@ -251,13 +251,39 @@ export const ROUTE_TABLE = [
     "file": "routes/gateway-files-finalize.yaml"
   },
   {
+    "id": "images-edits",
+    "method": "POST",
+    "path": "/v1/images/edits",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "images-edits"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "IMAGE"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/images-edits.yaml"
+  },
+  {
     "id": "images-generations",
     "method": "POST",
     "path": "/v1/images/generations",
     "format": "native-json",
     "handler": "proxy",
     "upstreams": [
-      "images-generations"
+      "images-generations",
+      "flux-2-flex"
     ],
     "stream": null,
     "billable": true,
@@ -558,5 +584,47 @@ export const ROUTE_TABLE = [
       "meter"
     ],
     "file": "routes/translate.yaml"
+  },
+  {
+    "id": "videos-generations",
+    "method": "POST",
+    "path": "/v1/videos/generations",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "videos-remix",
+      "videos-create"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "VIDEO"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/videos-generations.yaml"
+  },
+  {
+    "id": "videos-get",
+    "method": "GET",
+    "path": "/v1/videos/generations/{id}",
+    "format": "native-json",
+    "handler": "videos-get",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "forward"
+    ],
+    "file": "routes/videos-get.yaml"
   }
 ] as const;

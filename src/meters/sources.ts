@@ -24,8 +24,11 @@ export type Source =
   | { kind: 'constant'; value: number }
   | { kind: 'counter'; counter: Counter; of: Array<{ in: 'request' | 'response' | 'files'; pointer: Pointer }> };
 
-/** A source and what it is multiplied by: a constant, or the number of values at a request pointer. */
-export type ScaledSource = Source & { times?: number | Pointer };
+/**
+ * A source, what it is multiplied by (a constant, or the number of values at a request pointer), and
+ * another scaled source added to it (`plus`: e.g. the prompt's tokens plus a bound per input image).
+ */
+export type ScaledSource = Source & { times?: number | Pointer; plus?: ScaledSource };
 
 /** What a source may read: the client request always; the answer's parts once there is one. */
 export interface SourceInputs {
@@ -39,10 +42,11 @@ const KINDS = ['translator', 'upstream', 'header', 'request', 'constant', 'count
 
 /** Compiles one source with its `times`; a ManifestError names the file, the path and what is wrong. */
 export function compileSource(raw: QuantitySource, file: string, at: string): ScaledSource {
-  const source = compileBare(raw, file, at);
-  if (raw.times === undefined) return source;
-  if (typeof raw.times === 'number') return { ...source, times: raw.times };
-  return { ...source, times: manifestPointer(file, `${at}/times`, raw.times) };
+  const source: ScaledSource = compileBare(raw, file, at);
+  const plus = raw.plus === undefined ? {} : { plus: compileSource(raw.plus, file, `${at}/plus`) };
+  if (raw.times === undefined) return { ...source, ...plus };
+  if (typeof raw.times === 'number') return { ...source, times: raw.times, ...plus };
+  return { ...source, times: manifestPointer(file, `${at}/times`, raw.times), ...plus };
 }
 
 function compileBare(raw: QuantitySource, file: string, at: string): Source {
@@ -77,15 +81,16 @@ function multiplicity(value: unknown): number {
   return value === undefined ? 0 : 1;
 }
 
-/** Reads a source and applies its `times`. */
+/** Reads a source, applies its `times` and adds its `plus`. */
 export function readScaled(source: ScaledSource, inputs: SourceInputs): number {
   const base = readSource(source, inputs);
-  if (source.times === undefined) return base;
-  return base * (typeof source.times === 'number' ? source.times : multiplicity(readPointer(inputs.request, source.times)));
+  const scaled = source.times === undefined ? base : base * (typeof source.times === 'number' ? source.times : multiplicity(readPointer(inputs.request, source.times)));
+  return source.plus ? scaled + readScaled(source.plus, inputs) : scaled;
 }
 
-/** True when the source can be read from the request alone (at admission, before any answer). */
-export function readsRequestOnly(source: Source): boolean {
+/** True when the source (and its `plus`) can be read from the request alone (at admission, before any answer). */
+export function readsRequestOnly(source: ScaledSource): boolean {
+  if (source.plus && !readsRequestOnly(source.plus)) return false;
   if (source.kind === 'constant' || source.kind === 'request') return true;
   return source.kind === 'counter' && source.of.every((o) => o.in !== 'response');
 }

@@ -39,7 +39,7 @@ export function tokenRow(ctx: RequestContext, usage: TokenUsage, offering: Compi
     quantity: BigInt(usage.input + usage.output), amountNano: tokenCharge(usage, offering),
     details: {
       input: usage.input, output: usage.output, cached: usage.cachedInput, cache_write: usage.cacheWrite,
-      reasoning: usage.reasoning, ...(estimated ? { counted_by: 'gateway_tokenizer' } : {}),
+      reasoning: usage.reasoning, ...(usage.imageInput !== undefined ? { image_input: usage.imageInput } : {}), ...(estimated ? { counted_by: 'gateway_tokenizer' } : {}),
     },
   };
 }

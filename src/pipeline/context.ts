@@ -66,10 +66,17 @@ export interface RequestContext {
   upstream: { choice: RouteUpstream; format: string } | null;
   /** The translator is created by validate (its refusals are 400s before any reservation); translate builds the body. */
   translation: { translator: Translator; upstreamBody: unknown; upstreamQuery: Record<string, string[]> | null } | null;
-  hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean } | null;
+  /** `settled`: the meter charged it (false when it was released, or handed to a job). */
+  hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean; settled?: boolean } | null;
   outcome: ForwardOutcome | null;
   /** True once any byte of the answer was written to the client. */
   started: boolean;
+  /** The request's claimed X-Gateway-Operation-ID (images and video, src/pipeline/operation-ids.ts). */
+  operationId?: string;
+  /** What a completed operation is replayed from (e.g. the video job it started), when not its billed answer. */
+  operationResult?: Record<string, unknown>;
+  /** Set when a stage answered the request itself (a replayed operation): the stages after it are skipped. */
+  answered?: boolean;
   /** Run after billing and before the answer is written (e.g. publishing a skills execution's outputs). */
   beforeAnswer: Array<() => Promise<void>>;
   /** Run when the request fails, before the error is answered; each may replace the error answered. */

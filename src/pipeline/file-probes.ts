@@ -10,6 +10,7 @@ import { parseBuffer } from 'music-metadata';
 import { GatewayError } from '../errors.js';
 import type { MultipartSpec, UploadedFile } from './bodies/multipart.js';
 import type { RequestContext } from './context.js';
+import { imageFormat, imageSize } from '../translate/image-input.js';
 
 /** The longest duration believed (24 hours): a header claiming more is not audio a vendor will take. */
 const MAX_SECONDS = 86_400;
@@ -27,7 +28,24 @@ export async function audioDurationSeconds(data: Buffer, contentType: string): P
   }
 }
 
-async function probe(file: UploadedFile, kind: 'audio'): Promise<UploadedFile> {
+/**
+ * `probe: image` (spec 4.14 image edits): the format read from the magic bytes must be one of the
+ * part's declared types (a declared type alone is the client's word); the file then travels with the
+ * verified type, and its width and height, where the header tells, are facts for the model's limits.
+ */
+function probeImage(file: UploadedFile, mime: ReadonlySet<string> | null): UploadedFile {
+  const format = imageFormat(file.data);
+  const type = format ? `image/${format}` : null;
+  if (!type || (mime && !mime.has(type))) {
+    const accepted = mime ? [...mime].map((m) => m.replace(/^image\//, '')).join(', ') : 'an image';
+    throw new GatewayError('invalid_request', `The file in '${file.field}' is not a supported image (${format ?? 'unrecognised bytes'}; supported: ${accepted}).`, { param: file.field });
+  }
+  const size = imageSize(file.data, format!);
+  return { ...file, contentType: type, facts: { ...file.facts, size_bytes: file.data.length, ...(size ? { width: size.width, height: size.height } : {}) } };
+}
+
+async function probe(file: UploadedFile, kind: 'audio' | 'image', mime: ReadonlySet<string> | null): Promise<UploadedFile> {
+  if (kind === 'image') return probeImage(file, mime);
   if (kind === 'audio') {
     const seconds = await audioDurationSeconds(file.data, file.contentType);
     if (seconds === null) {
@@ -51,8 +69,8 @@ export async function probeFiles(ctx: RequestContext, spec: MultipartSpec, alter
     throw new GatewayError('invalid_request', other ? `Send the file as the multipart part '${field}', or its temporary file id as '${other}'.` : `Missing required file part '${field}'.`, { param: field });
   }
   ctx.files = await Promise.all(ctx.files.map((file) => {
-    const kind = spec.files[file.field]?.probe;
-    return kind ? probe(file, kind) : file;
+    const part = spec.files[file.field];
+    return part?.probe ? probe(file, part.probe, part.mime) : file;
   }));
 }
 

@@ -29,7 +29,10 @@ export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: 
   const { amountNano, inputEstimate } = quote;
   let reserved: boolean;
   try {
-    reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs: settings.holdTtlMs });
+    // A job's hold lives as long as the job may run (spec 4.16): the poller extends it, and a crash
+    // longer than the usual margin must not let the sweeper give back what a finishing job will bill.
+    const ttlMs = ctx.route.manifest.job ? settings.videoJobs.deadlineMs + settings.holdTtlMs : settings.holdTtlMs;
+    reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs });
   } catch (error) {
     // The store went away: the reserve may have committed before its answer was lost, so the hold
     // is given back like any failed request's (a release of a hold that does not exist is a no-op).
@@ -51,6 +54,7 @@ export async function releaseHold(ctx: RequestContext, runtime: Runtime): Promis
 export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bill): Promise<void> {
   const hold = ctx.hold!;
   hold.open = false;
+  hold.settled = true;
   // Settling twice charges once, so a settle is retried through a store outage (the answer waits).
   await retryWhileUnavailable(() => runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows: bill.rows }));
   if (!ctx.started) for (const [name, value] of Object.entries(bill.headers)) ctx.reply.header(name, value);

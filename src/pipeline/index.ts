@@ -80,7 +80,10 @@ export async function runPipeline(
   runtime.inflight.add(ctx);
   reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });
   try {
-    for (const handler of pipeline.handlers) await handler(ctx);
+    for (const handler of pipeline.handlers) {
+      await handler(ctx);
+      if (ctx.answered) break;
+    }
     for (const hook of ctx.beforeAnswer) await hook();
     await ctx.finish?.();
   } catch (caught) {

@@ -8,6 +8,9 @@ import type { FileServices } from '../files/index.js';
 import type { RequestContext, StageHandler } from './context.js';
 import type { Logger } from '../observability/log.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Resolver } from '../upstream/fetch/index.js';
+import type { VideoJobs } from '../videos/service.js';
+import type { MediaOperations } from './operation-ids.js';
 
 /** Long-lived services the stages use; shared by every configuration generation. */
 export interface Runtime {
@@ -23,6 +26,12 @@ export interface Runtime {
   auth: AuthCache;
   /** Blob store and file services (absent in unit tests that need none). */
   files?: FileServices;
+  /** Video jobs (spec 4.16; absent in unit tests that need none). */
+  videos?: VideoJobs;
+  /** Operation ids of images and video (spec 4.14, 4.16; absent in unit tests that need none). */
+  operations?: MediaOperations;
+  /** Resolves the host names of URL inputs (tests inject one that maps names to loopback); default the system's. */
+  urlResolver?: Resolver;
 }
 
 /** One of the seven fixed stages. */

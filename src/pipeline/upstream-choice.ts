@@ -11,6 +11,8 @@ import { readPointer } from '../meters/pointer.js';
 
 function servesModel(upstream: RouteUpstream, offering: CompiledOffering, provider: CompiledProvider): boolean {
   if (!provider.operations[upstream.operation]) return false;
+  // An offering may be limited to some of its provider's operations (spec 4.14: dall-e-3 cannot edit).
+  if (offering.operations && !offering.operations.has(upstream.operation)) return false;
   const native = upstream.when.nativeResponses;
   return native === undefined || native === offering.nativeResponses;
 }

@@ -2,8 +2,8 @@
  * OpenAI's image generation in the simulator (spec 4.14; vendor spec createImage, ImagesResponse):
  * `POST /v1/images/generations` answers deterministically: one tiny valid PNG per image (1x1, its
  * colour from a hash of the model, prompt and index; PNG bytes whatever `output_format` asks, which
- * the answer echoes), as `b64_json`, or for dall-e-3 with
- * `response_format: url` (its default) as a URL on this simulator, `GET /v1/sim-images/<seed>.png`,
+ * the answer echoes), as `b64_json`, or for dall-e-3 and dall-e-2 with
+ * `response_format: url` (their default) as a URL on this simulator, `GET /v1/sim-images/<seed>.png`,
  * which serves the same PNG. gpt-image-1 answers report `usage` (input: the prompt's o200k tokens;
  * output: OpenAI's per-image token table by quality and size, times n) and echo background, format,
  * size and quality. OpenAI-shaped 400s for what each model refuses (the vendor spec's per-model
@@ -30,6 +30,10 @@ export const SIM_IMAGE_MODELS: Readonly<Record<string, ImageModel>> = {
       size: ['1024x1024', '1536x1024', '1024x1536', 'auto'], quality: ['low', 'medium', 'high', 'auto'],
       background: ['transparent', 'opaque', 'auto'], output_format: ['png', 'jpeg', 'webp'], moderation: ['low', 'auto'],
     },
+  },
+  'dall-e-2': {
+    maxN: 10, maxPrompt: 1000,
+    values: { size: ['256x256', '512x512', '1024x1024'], quality: ['standard'], response_format: ['url', 'b64_json'] },
   },
   'dall-e-3': {
     maxN: 1, maxPrompt: 4000,
@@ -113,14 +117,18 @@ export function simPng(seed: string): Buffer {
   ]);
 }
 
-/** The createImage answer for a valid request; `origin` is this simulator's base URL (for dall-e-3 URLs). */
-export function answerImages(body: Rec, model: string, origin: string, omitUsage: boolean): Rec {
+/**
+ * The createImage (or createImageEdit) answer for a valid request; `origin` is this simulator's base
+ * URL (for DALL-E URLs); `salt` varies the images (an edit's inputs).
+ */
+export function answerImages(body: Rec, model: string, origin: string, omitUsage: boolean, salt = ''): Rec {
   const n = typeof body.n === 'number' ? body.n : 1;
   const prompt = body.prompt as string;
-  const seeds = Array.from({ length: n }, (_, i) => bodyHash(`${model}\n${prompt}\n${i}`).slice(0, 16));
-  if (model === 'dall-e-3') {
+  const seeds = Array.from({ length: n }, (_, i) => bodyHash(`${model}\n${prompt}\n${i}${salt}`).slice(0, 16));
+  if (model === 'dall-e-3' || model === 'dall-e-2') {
     const url = body.response_format !== 'b64_json';
-    const data = seeds.map((s) => ({ ...(url ? { url: `${origin}${SIM_IMAGES_PATH}${s}.png` } : { b64_json: simPng(s).toString('base64') }), revised_prompt: prompt }));
+    const revised = model === 'dall-e-3' ? { revised_prompt: prompt } : {};
+    const data = seeds.map((s) => ({ ...(url ? { url: `${origin}${SIM_IMAGES_PATH}${s}.png` } : { b64_json: simPng(s).toString('base64') }), ...revised }));
     return { created: SIM_IMAGES_CREATED, data };
   }
   const quality = body.quality === 'low' || body.quality === 'high' ? body.quality : 'medium';

@@ -26,7 +26,11 @@
  * (multipart, read as bytes; openai-audio.ts), faults keyed by the form's `model`.
  *
  * And OpenAI image generation (spec 4.14): POST /v1/images/generations and the PNGs its dall-e-3 URLs
- * point at, GET /v1/sim-images/<seed>.png (openai-images.ts).
+ * point at, GET /v1/sim-images/<seed>.png (openai-images.ts); image edits, POST /v1/images/edits
+ * (openai-image-edits.ts).
+ *
+ * And Black Forest Labs' flex image model (spec 4.14): POST /v1/flux-2-flex, GET /v1/get_result and
+ * the delivered images, GET /v1/sim-bfl/<id>.<png|jpeg> (bfl.ts); faults scope by bfl, bfl-result, bfl-delivery.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -35,13 +39,16 @@ import { matchContentSafety, type SimMatch } from './azure-content-safety.js';
 import { createLanguageRoutes } from './azure-language.js';
 import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
+import { createBflRoutes } from './bfl.js';
 import { matchElevenLabs } from './elevenlabs.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
 import { embeddingsRoute } from './openai-embeddings.js';
 import { imagesRoute, matchSimImages } from './openai-images.js';
+import { matchOpenaiVideos } from './openai-videos.js';
 import { matchOpenaiAudio } from './openai-audio.js';
+import { matchOpenaiImageEdits } from './openai-image-edits.js';
 import { chatRoute, openaiError as errorBody } from './openai-route.js';
 import { responsesRoute } from './responses-route.js';
 
@@ -90,10 +97,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     ['/v2/embed', cohereEmbedRoute], ['/v2/rerank', cohereRerankRoute],
   ]);
   const language = createLanguageRoutes();
+  const bfl = createBflRoutes();
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    matchContentSafety, matchTranslator, language.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchSimImages,
+    matchContentSafety, matchTranslator, language.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits,
   ];
   let closing = false;
 
@@ -153,6 +161,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         faults.clear();
         messages.reset();
         language.reset();
+        bfl.reset();
         fileStore.reset();
         requests = 0;
         connections = 0;

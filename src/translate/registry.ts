@@ -2,6 +2,7 @@
 import { GatewayError } from '../errors.js';
 import { createAnthropicMessagesToAnthropicCountTokens } from './anthropic-messages--anthropic-count-tokens/index.js';
 import { createAnthropicMessagesToAnthropicMessages } from './anthropic-messages--anthropic-messages/index.js';
+import { createNativeJsonToBflFlux } from './native-json--bfl-flux/index.js';
 import { createNativeJsonToAzureContentSafety } from './native-json--azure-content-safety/index.js';
 import { createNativeJsonToAzureContentSafetyImage } from './native-json--azure-content-safety-image/index.js';
 import { createNativeJsonToAzureLanguageAnalyze } from './native-json--azure-language-analyze/index.js';
@@ -13,6 +14,8 @@ import { createNativeJsonToElevenlabsSoundGeneration } from './native-json--elev
 import { createNativeJsonToElevenlabsTts } from './native-json--elevenlabs-tts/index.js';
 import { createNativeJsonToOpenaiEmbeddings } from './native-json--openai-embeddings/index.js';
 import { createNativeJsonToOpenaiImages } from './native-json--openai-images/index.js';
+import { createNativeJsonToOpenaiImageEdits } from './native-json--openai-image-edits/index.js';
+import { createNativeJsonToOpenaiVideos } from './native-json--openai-videos/index.js';
 import { createNativeJsonToOpenaiTranscriptions } from './native-json--openai-transcriptions/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
@@ -36,6 +39,9 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],
   ['native-json--openai-transcriptions', createNativeJsonToOpenaiTranscriptions],
   ['native-json--openai-images', createNativeJsonToOpenaiImages],
+  ['native-json--bfl-flux', createNativeJsonToBflFlux],
+  ['native-json--openai-image-edits', createNativeJsonToOpenaiImageEdits],
+  ['native-json--openai-videos', createNativeJsonToOpenaiVideos],
   ['native-json--cohere-embed', createNativeJsonToCohereEmbed],
   ['native-json--elevenlabs-tts', createNativeJsonToElevenlabsTts],
   ['native-json--elevenlabs-sound-generation', createNativeJsonToElevenlabsSoundGeneration],

@@ -11,7 +11,11 @@ import type { UploadedFile } from '../pipeline/bodies/multipart.js';
  * `toolCalls` counts billable built-in tool calls the upstream reported (e.g. `{web_search: 2}`);
  * each call becomes its own usage row.
  */
-export interface TokenUsage { input: number; output: number; cachedInput: number; cacheWrite: number; reasoning: number; toolCalls?: Record<string, number>; }
+export interface TokenUsage {
+  input: number; output: number; cachedInput: number; cacheWrite: number; reasoning: number; toolCalls?: Record<string, number>;
+  /** Input tokens that are images, a subset of `input` priced at the image-input price (spec 4.14 image edits); absent: none. */
+  imageInput?: number;
+}
 
 export type { ParamPolicy } from '../config/param-policy.js';
 
@@ -59,6 +63,38 @@ export interface TranslatedFile {
   quantities?: Record<string, number>;
 }
 
+/**
+ * An asynchronous upstream job as the gateway records it (routes with `job:`, spec 4.16): the
+ * vendor's id, where it stands, and, once it ended, what it produced or why it failed.
+ */
+export interface JobStatus {
+  vendorId: string;
+  state: 'queued' | 'in_progress' | 'completed' | 'failed';
+  /** Percent done, 0 to 100. */
+  progress: number;
+  /** Seconds the vendor says the output has (a completed video), when it says. */
+  seconds?: number;
+  error?: { code: string; message: string };
+}
+
+/**
+ * An output a finished job named by URL, which the gateway downloaded, sniffed, measured and keeps in
+ * temporary private storage (operations whose `poll` declares an `output`; spec 4.14 flex images).
+ */
+export interface GeneratedOutput {
+  /** The gateway's signed read URL, valid until `expiresAt` (spec 8: generated output lifetime). */
+  url: string;
+  expiresAt: Date;
+  /** As sniffed from the bytes (never the vendor's header). */
+  contentType: string;
+  byteSize: number;
+  /** Pixel size read from the image's header. */
+  width: number;
+  height: number;
+  /** The bytes, for answers that inline them (b64_json). */
+  data: Buffer;
+}
+
 /** Translates one request between a client format and an upstream format. */
 export interface Translator {
   /**
@@ -75,11 +111,14 @@ export interface Translator {
    * The client response body, the reported usage, and the generated text (for counting when usage is
    * missing). `headers` are the upstream's (lower-case names), for answers that report there. The
    * body is any JSON object or array (a vendor may answer with an array: read it as `unknown`).
+   * `outputs` are the stored outputs of a job whose poll declares `output` (else absent).
    */
-  response(upstreamBody: Record<string, unknown>, clientModel: string, headers?: Readonly<Record<string, string>>): TranslatedAnswer;
+  response(upstreamBody: Record<string, unknown>, clientModel: string, headers?: Readonly<Record<string, string>>, outputs?: readonly GeneratedOutput[]): TranslatedAnswer;
   stream(clientModel: string): StreamTranslator;
   /** The client's file for a binary upstream answer (operations with `answer: binary`). */
   file?(data: Buffer, headers: Readonly<Record<string, string>>, clientModel: string): TranslatedFile;
+  /** The job a job route's answer (or a later status read) describes; required for routes with `job:`. */
+  job?(upstreamBody: Record<string, unknown>): JobStatus;
   /** The client-facing error for an upstream error answer. */
   error(status: number, upstreamBody: unknown, headers: Record<string, string>): GatewayError;
 }

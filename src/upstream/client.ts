@@ -6,6 +6,7 @@ import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici'
 import type { CompiledOperation, CompiledProvider } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { authHeaders } from './auth.js';
+import { allowedVendorUrl } from './vendor-url.js';
 
 /** An upstream answer whose body has not been read yet. */
 export interface UpstreamResponse { status: number; headers: Record<string, string>; body: Dispatcher.ResponseData['body']; }
@@ -104,13 +105,12 @@ export class UpstreamClient {
   }
 
   /**
-   * GETs a URL the provider gave (a job to poll). Only on the provider's own origin: a vendor answer
-   * never sends the gateway, with its credential, anywhere else.
+   * GETs a URL the provider gave (a job to poll), with the provider's credential. Only on the provider's
+   * own origin or, over https, on a host the poll declares (`hosts`, src/upstream/vendor-url.ts): a
+   * vendor answer never sends the gateway, with its credential, anywhere else.
    */
-  async poll(provider: CompiledProvider, url: string, signal: AbortSignal): Promise<UpstreamResponse> {
-    let target: URL;
-    try { target = new URL(url, provider.baseUrl); } catch { throw new GatewayError('upstream_error', 'The upstream provider sent an invalid job location.'); }
-    if (target.origin !== new URL(provider.baseUrl).origin) throw new GatewayError('upstream_error', 'The upstream provider sent a job location on another host.');
+  async poll(provider: CompiledProvider, url: string, signal: AbortSignal, hosts: readonly string[] = []): Promise<UpstreamResponse> {
+    const target = allowedVendorUrl(url, provider.baseUrl, hosts, 'job location');
     return this.request(provider, 'GET', target.origin, target.pathname + target.search, null, signal);
   }
 

@@ -8,7 +8,7 @@ function offering(prices: Partial<TokenPrices>, per = 1_000_000n): CompiledOffer
   return {
     id: 'm', upstreamModel: 'm', providerId: 'p', serviceType: 'CHAT', availability: 'available', enabled: true, nativeResponses: false, created: 0, skills: new Set(),
     maxOutputTokens: 16384, contextWindow: 128000,
-    billing: { unit: 'token', per, price: 0n, prices: { input, output: prices.output ?? 600_000_000n, cachedInput: prices.cachedInput ?? input, cacheWrite: prices.cacheWrite ?? input }, priceText: {}, tools: {}, toolText: {} },
+    billing: { unit: 'token', per, price: 0n, prices: { input, output: prices.output ?? 600_000_000n, cachedInput: prices.cachedInput ?? input, cacheWrite: prices.cacheWrite ?? input, imageInput: prices.imageInput ?? input }, priceText: {}, tools: {}, toolText: {} },
   };
 }
 

@@ -37,7 +37,7 @@ describe('engine config checks', () => {
   it('refuses an unknown local counter, naming the known ones', async () => {
     const e = await refusal((c) => c.editYaml('routes/rerank.yaml', (d) => { d.meter.search.source = { counter: 'words', of: ['/query'] }; }));
     expect(e.path).toBe('/meter/search/source/counter');
-    expect(e.reason).toBe('unknown local counter "words" (known: characters, utf16-units, text-elements, text-records, tokens, image-units, audio-seconds)');
+    expect(e.reason).toBe('unknown local counter "words" (known: characters, utf16-units, text-elements, text-records, tokens, image-units, image-size-units, audio-seconds, files)');
   });
 
   it('refuses a source that declares two things, or a counter without `of`', async () => {

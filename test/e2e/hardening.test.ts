@@ -85,7 +85,9 @@ describeStore('hardening', () => {
           const before = await settledState(t, account.id);
           const upstreamCalls = t.sim.requests;
           const parts = (FORM_SAMPLE[r.id] ?? []).filter((p) => p.name !== name);
-          const body = encodeMultipart([...parts, { name, filename: 'big.bin', type: 'application/octet-stream', data: Buffer.alloc(part.maxBytes + 1, 0x61) }], FORM_BOUNDARY);
+          // Of a type the part accepts (its first declared one), so the size is what is refused.
+          const type = part.mime ? [...part.mime][0]! : 'application/octet-stream';
+          const body = encodeMultipart([...parts, { name, filename: 'big.bin', type, data: Buffer.alloc(part.maxBytes + 1, 0x61) }], FORM_BOUNDARY);
           const res = await post(r, body, { 'content-type': `multipart/form-data; boundary=${FORM_BOUNDARY}` });
           const error = expectError(r, res, 413, 'payload_too_large', `${r.id} part ${name}`);
           expect(error.error.type).toBe(TOO_LARGE_TYPE[r.shape]);

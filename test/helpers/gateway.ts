@@ -7,6 +7,7 @@ import { startGateway, type LogFn, type RunningGateway } from '../../src/boot.js
 import { parseUsd } from '../../src/money.js';
 import type { Simulator } from '../../src/sim/server.js';
 import type { Clock } from '../../src/clock.js';
+import type { Resolver } from '../../src/upstream/fetch/index.js';
 import { openTestDb } from './db.js';
 
 /** The admin token every test gateway is started with. */
@@ -27,7 +28,7 @@ export interface TestGateway {
 }
 
 /** Boots a gateway with the project's manifests (or `configFile`) and test-friendly settings. */
-export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: LogFn; clock?: Clock } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: LogFn; clock?: Clock; resolver?: Resolver } = {}): Promise<TestGateway> {
   const store = await openTestDb();
   const env: Record<string, string> = {
     PORT: '0', SIM_PORT: '0', GATEWAY_DATA_DIR: ':memory:', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'silent',
@@ -36,7 +37,7 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
   };
   // PGlite tests run the gateway on its own in-memory store; the test store only proves the setup works.
   if (!store.databaseUrl) await store.dispose();
-  const gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock });
+  const gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock, resolver: opts.resolver });
   const sim = gw.simulator!;
   const simCall = async (method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<void> => {
     const res = await request(`${sim.url}${path}`, { method, body: body ? JSON.stringify(body) : undefined, headers: { 'content-type': 'application/json' } });

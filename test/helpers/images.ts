@@ -29,3 +29,16 @@ export function gifHeader(width: number, height: number): Buffer {
   b.writeUInt16LE(height, 8);
   return b;
 }
+
+/**
+ * A WebP container (RIFF, WEBP, a VP8L chunk) whose every byte is below 0x80, so it crosses Prism's
+ * proxy intact (it mangles bytes above 0x7f, and PNG and JPEG magic bytes are); enough for the
+ * gateway's magic-byte check (`probe: image`) and the simulator, which do not decode images. Not a
+ * decodable picture: use png() wherever the bytes go nowhere near Prism's proxy.
+ */
+export function sevenBitWebpContainer(): Buffer {
+  const payload = Buffer.from([0x2f, 0x00, 0x00, 0x00, 0x00, 0x07, 0x10, 0x11, 0x11, 0x08, 0x08, 0x07]);
+  const chunk = Buffer.concat([Buffer.from('VP8L', 'latin1'), Buffer.from([payload.length, 0, 0, 0]), payload]);
+  const body = Buffer.concat([Buffer.from('WEBP', 'latin1'), chunk]);
+  return Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([body.length, 0, 0, 0]), body]);
+}

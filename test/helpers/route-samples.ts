@@ -15,8 +15,9 @@ import { randomId } from '../../src/ledger/ids.js';
 import { fileProvider } from '../../src/pipeline/local/message-files.js';
 import { errorShapeProblems, type FuzzRoute, type RawResponse } from './fuzz.js';
 import { encodeMultipart, type FormPart } from './fuzz-requests.js';
-import type { TestGateway } from './gateway.js';
+import { ADMIN_TOKEN, type TestGateway } from './gateway.js';
 import { sevenBitWav } from './wav.js';
+import { sevenBitWebpContainer } from './images.js';
 
 /** The sample PNG (test/fixtures/files/sample.png). */
 export const SAMPLE_PNG = readFileSync(join(import.meta.dirname, '../fixtures/files/sample.png'));
@@ -40,6 +41,8 @@ export const SAMPLE: Record<string, Record<string, unknown>> = {
   'sound-effects': { model: 'eleven_text_to_sound_v2', prompt: 'A door creaks.', duration_seconds: 0.5 },
   // Spec 4.14: one image per request, billed by reported tokens (gpt-image-1) or per image (dall-e-3).
   'images-generations': { model: 'gpt-image-1', prompt: 'A red square.', quality: 'low' },
+  // Spec 4.16: an asynchronous job (4 s of sora-2 held; the answer is the queued job).
+  'videos-generations': { model: 'sora-2', prompt: 'A red kite.' },
   'gateway-files-authorize': { purpose: 'VISION_INPUT', content_type: 'image/png', byte_size: SAMPLE_PNG.length },
 };
 
@@ -49,6 +52,9 @@ export const FORM_SAMPLE: Record<string, FormPart[]> = {
   // Spec 4.8: a 0.1 s WAV, billed as one started second at whisper-1's price.
   'audio-transcriptions': [{ name: 'model', data: 'whisper-1' }, { name: 'file', filename: 'sample.wav', type: 'audio/wav', data: SAMPLE_WAV }],
   'audio-translations': [{ name: 'model', data: 'whisper-1' }, { name: 'file', filename: 'sample.wav', type: 'audio/wav', data: SAMPLE_WAV }],
+  // Spec 4.14: one input image, billed by gpt-image-1's reported tokens; a 7-bit WebP container, so it
+  // also crosses the Prism proxy of the gateway contract intact (no PNG or JPEG can).
+  'images-edits': [{ name: 'model', data: 'gpt-image-1' }, { name: 'prompt', data: 'Make it blue.' }, { name: 'quality', data: 'low' }, { name: 'image', filename: 'sample.webp', type: 'image/webp', data: sevenBitWebpContainer() }],
 };
 
 /** Who a sample is for. */
@@ -61,7 +67,32 @@ export const PARAM_SAMPLE: Record<string, (c: SampleContext) => Promise<Record<s
   'files-delete': async (c) => ({ file_id: await uploadMessageFile(c) }),
   'files-content': async (c) => ({ file_id: await seedGeneratedFile(c) }),
   'gateway-files-finalize': async (c) => ({ file_id: (await uploadTempFile(c)).file_id }),
+  'videos-get': async (c) => ({ id: await startVideoJob(c) }),
 };
+
+/**
+ * A finished video job of the account (the videos-generations sample), its video_gw_ id: started, then
+ * polled to completion once due (2 s after it started), so its hold is settled and nothing stays held.
+ */
+export async function startVideoJob(c: SampleContext): Promise<string> {
+  // The job holds its seconds until it ends (4 s of sora-2: $0.40), more than the samples' accounts carry;
+  // faults a test left for other requests do not apply to making the sample.
+  await c.t.gw.runtime.ledger.topUp(c.account.id, 1_000_000_000n);
+  await c.t.clearFaults();
+  const res = await send(c.t, {
+    method: 'POST', path: '/v1/videos/generations', body: JSON.stringify(SAMPLE['videos-generations']),
+    headers: { authorization: `Bearer ${c.account.key}`, 'content-type': 'application/json' },
+  });
+  if (res.status !== 200) throw new Error(`video job for a sample: ${res.status} ${res.text}`);
+  const id = (JSON.parse(res.text) as { id: string }).id;
+  for (let i = 0; i < 40; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    await fetch(`${c.t.url}/admin/jobs/video-jobs/run`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.arrayBuffer());
+    const job = await send(c.t, { method: 'GET', path: `/v1/videos/generations/${id}`, headers: { authorization: `Bearer ${c.account.key}` } });
+    if ((JSON.parse(job.text) as { status: string }).status === 'completed') return id;
+  }
+  throw new Error(`the sample video job ${id} did not complete`);
+}
 
 /** The boundary of every sample form. */
 export const FORM_BOUNDARY = 'gwsampleboundary';

@@ -2,7 +2,7 @@
  * Golden fixtures for every translator (test/translate/<from>--<to>/<case>/): the client request,
  * the expected upstream request (and query, `upstream-query.json`, when the operation takes one), an
  * upstream JSON answer (with its headers, `upstream-headers.json`, when they carry a quantity) or SSE stream, the expected client answer
- * or stream (or an upstream file, `upstream-response.mp3`, and the client file it becomes, `client-file.json`), and the expected normalized usage (and named quantities, `quantities.json`, for translator-sourced meters). Streams are also cut at every event boundary: the
+ * or stream (or an upstream file, `upstream-response.mp3`, and the client file it becomes, `client-file.json`), and the expected normalized usage (and named quantities, `quantities.json`, for translator-sourced meters; a job's stored outputs, `upstream-outputs.json`, for translators answering with them). Streams are also cut at every event boundary: the
  * translator must not throw and must emit exactly a prefix of the full client stream. A multipart
  * request (spec 4.8 audio) lists its file parts in `client-files.json`; `upstream-request.json` then
  * describes the FormData (`{multipart: [[name, value]]}`).
@@ -16,7 +16,7 @@ import type { CompiledGateway } from '../../src/config/types.js';
 import { projectRoot } from '../../src/paths.js';
 import { createTranslator, translatorPairs } from '../../src/translate/registry.js';
 import { SseParser, type SseEvent } from '../../src/translate/sse.js';
-import type { Translator, TranslatorOptions } from '../../src/translate/types.js';
+import type { GeneratedOutput, Translator, TranslatorOptions } from '../../src/translate/types.js';
 import type { UploadedFile } from '../../src/pipeline/bodies/multipart.js';
 import { FormData } from 'undici';
 
@@ -41,6 +41,13 @@ function clientFiles(file: string): UploadedFile[] | undefined {
   if (!existsSync(file)) return undefined;
   const list = JSON.parse(readFileSync(file, 'utf8')) as Array<{ field: string; filename: string; contentType: string; fixture: string }>;
   return list.map((f) => ({ field: f.field, filename: f.filename, contentType: f.contentType, data: readFileSync(join(projectRoot(), 'test/fixtures/files', f.fixture)) }));
+}
+
+/** A finished job's stored outputs (`upstream-outputs.json`: descriptors, `data` as base64), for translators that answer with them. */
+function outputsOf(file: string): GeneratedOutput[] | undefined {
+  if (!existsSync(file)) return undefined;
+  const list = JSON.parse(readFileSync(file, 'utf8')) as Array<Omit<GeneratedOutput, 'expiresAt' | 'data'> & { expiresAt: string; data: string }>;
+  return list.map((o) => ({ ...o, expiresAt: new Date(o.expiresAt), data: Buffer.from(o.data, 'base64') }));
 }
 
 function json(file: string): Record<string, unknown> {
@@ -100,7 +107,7 @@ for (const pair of pairs) {
           return;
         }
         if (existsSync(file('upstream-response.json'))) {
-          const result = translator.response(json(file('upstream-response.json')), model, headers);
+          const result = translator.response(json(file('upstream-response.json')), model, headers, outputsOf(file('upstream-outputs.json')));
           expect(result.body).toEqual(json(file('client-response.json')));
           expect(result.usage).toEqual(usage);
           // Named quantities for `source: { translator: <name> }` meters (e.g. text records), when the case pins them.

@@ -5,6 +5,8 @@
 import { audioSecondsCounter } from './audio-seconds.js';
 import { characters } from './characters.js';
 import type { Counter } from './counter.js';
+import { filesCounter } from './files.js';
+import { imageSizeUnitsCounter } from './image-size-units.js';
 import { imageUnitsCounter } from './image-units.js';
 import { textElementsCounter } from './text-elements.js';
 import { textRecords } from './text-records.js';
@@ -15,7 +17,7 @@ export { CounterInputError, type Counter } from './counter.js';
 
 /** Every local counter by the name a route manifest uses. */
 export const COUNTERS: ReadonlyMap<string, Counter> = new Map(
-  [characters, utf16Units, textElementsCounter, textRecords, tokens, imageUnitsCounter, audioSecondsCounter].map((c) => [c.name, c]),
+  [characters, utf16Units, textElementsCounter, textRecords, tokens, imageUnitsCounter, imageSizeUnitsCounter, audioSecondsCounter, filesCounter].map((c) => [c.name, c]),
 );
 
 /** The counter a manifest names, or undefined for an unknown name. */

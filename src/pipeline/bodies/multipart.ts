@@ -13,7 +13,7 @@ import { GatewayError } from '../../errors.js';
 export interface FilePartSpec {
   maxBytes: number; mime: ReadonlySet<string> | null; min: number; max: number;
   /** Measured before anything is reserved (src/pipeline/file-probes.ts): `audio` reads the duration. */
-  probe?: 'audio';
+  probe?: 'audio' | 'image';
 }
 
 /** A route's multipart declaration. */
@@ -21,6 +21,10 @@ export interface MultipartSpec {
   files: Readonly<Record<string, FilePartSpec>>; maxFields: number; fieldMaxBytes: number;
   /** A JSON body is accepted too (`body.json`); the parts' `min` is then checked after the file inputs. */
   acceptsJson?: boolean;
+  /** Fields a JSON body may not carry (`body.json_refuses`; spec 4.14: JSON edits take no style, response_format or mask). */
+  jsonRefuses?: readonly string[];
+  /** Most bytes of all file parts together (`body.max_total_bytes`; spec 4.14: up to 16 images). */
+  maxTotalBytes?: number;
 }
 
 /** A received file part. */
@@ -53,11 +57,22 @@ function addField(fields: Record<string, string | string[]>, name: string, value
   else fields[key] = Array.isArray(existing) ? [...existing, value] : [existing, value];
 }
 
-/** Reads one file part into memory, refusing it past its declared size. */
-function collect(stream: BusboyFileStream, field: string, spec: FilePartSpec): Promise<Buffer> {
+/** The bytes of every file part of one body so far, against the route's `max_total_bytes`. */
+interface FormBudget { used: number; max: number }
+
+/** Reads one file part into memory, refusing it past its declared size or past the form's total. */
+function collect(stream: BusboyFileStream, field: string, spec: FilePartSpec, budget: FormBudget): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('data', (chunk: Buffer) => {
+      budget.used += chunk.length;
+      if (budget.used > budget.max) {
+        stream.resume();
+        reject(new GatewayError('payload_too_large', `The files of this request are larger than ${budget.max} bytes together (at '${field}').`, { param: field }));
+        return;
+      }
+      chunks.push(chunk);
+    });
     stream.on('limit', () => reject(new GatewayError('payload_too_large', `The file in '${field}' is larger than ${spec.maxBytes} bytes.`, { param: field })));
     stream.on('end', () => resolve(Buffer.concat(chunks)));
     stream.on('error', reject);
@@ -86,6 +101,7 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
     const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
     const files: Array<Promise<UploadedFile>> = [];
     const counts = new Map<string, number>();
+    const budget: FormBudget = { used: 0, max: spec.maxTotalBytes ?? Number.POSITIVE_INFINITY };
     let failed = false;
     const fail = (error: unknown): void => {
       if (failed) return;
@@ -106,7 +122,7 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
       try {
         const part = admitFile(spec, counts, name, mimeType);
         checkPartText(listName(name), filename ?? '', mimeType ?? '');
-        files.push(collect(file, listName(name), part).then((data) => {
+        files.push(collect(file, listName(name), part, budget).then((data) => {
           if (data.length > part.maxBytes) throw new GatewayError('payload_too_large', `The file in '${listName(name)}' is larger than ${part.maxBytes} bytes.`, { param: listName(name) });
           return { field: listName(name), filename, contentType: mimeType, data };
         }));

@@ -1,11 +1,16 @@
-/** Forwards a non-streaming proxy request (polling its job when the operation answers with one) and answers the client with the translated JSON. */
+/**
+ * Forwards a non-streaming proxy request (polling its job when the operation answers with one, and
+ * fetching the output a finished job names) and answers the client with the translated JSON.
+ */
 import { GatewayError } from '../../errors.js';
 import { readPointer } from '../../meters/pointer.js';
 import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
 import { answerWithFile, readBounded } from './file.js';
-import { pollJob } from './poll.js';
+import { fetchOutput } from './outputs.js';
+import { jobStart, pollJob } from './poll.js';
+import type { GeneratedOutput } from '../../translate/types.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
 
@@ -51,6 +56,7 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
   ctx.outcome = NOTHING;
   let upstreamBody: unknown;
   let headers: Record<string, string> = {};
+  let outputs: GeneratedOutput[] | undefined;
   try {
     const response = await sendUpstream(ctx, runtime);
     const { poll, binary } = ctx.model!.provider.operations[ctx.upstream!.choice.operation]!;
@@ -59,11 +65,13 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
       if (!ctx.clientGone.signal.aborted) answerWithFile(ctx, data, response.headers);
       return;
     }
-    if (poll && response.status === 202) {
-      ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll, response, ctx.clientGone.signal));
+    const start = poll ? await jobStart(poll, response) : { body: await readJsonBody(response), headers: response.headers };
+    if ('location' in start) {
+      ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll!, start.location, start.headers, ctx.clientGone.signal));
+      // A finished job that names its output by URL: downloaded, measured and kept (spec 4.14 flex images).
+      if (poll!.output && !ctx.clientGone.signal.aborted) outputs = [await fetchOutput(ctx, runtime, poll!.output, upstreamBody)];
     } else {
-      headers = response.headers;
-      upstreamBody = await readJsonBody(response);
+      ({ body: upstreamBody, headers } = start);
     }
   } catch (error) {
     if (ctx.clientGone.signal.aborted) return;
@@ -71,7 +79,7 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
   }
   if (ctx.clientGone.signal.aborted) return;
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
-  const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers);
+  const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers, outputs);
   // What a quantity meter may read: the upstream answer and headers, and the client answer.
   const answer = { upstreamBody, headers, clientBody: body, quantities };
   ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText, answer };

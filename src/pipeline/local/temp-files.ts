@@ -3,6 +3,7 @@
  * finalize it. Both are free (spec 1) and need a key of the owning account.
  */
 import { GatewayError } from '../../errors.js';
+import { requestOrigin } from '../origin.js';
 import type { FileServices } from '../../files/index.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
@@ -13,10 +14,7 @@ export function fileServices(runtime: Runtime): FileServices {
   return runtime.files;
 }
 
-/** The origin the signed URLs are built on: GATEWAY_PUBLIC_URL, else the one the client used. */
-export function requestOrigin(ctx: RequestContext, files: FileServices): string {
-  return files.publicUrl ?? `${ctx.req.protocol}://${ctx.req.host}`;
-}
+export { requestOrigin } from '../origin.js';
 
 /** POST /v1/gateway/files/upload-authorizations */
 export async function authorizeUpload(ctx: RequestContext, runtime: Runtime): Promise<void> {

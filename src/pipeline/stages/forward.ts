@@ -6,6 +6,7 @@ import { forwardStream } from '../forward/stream.js';
 import { getModel, listModels } from '../local/models.js';
 import { authorizeUpload, finalizeUpload } from '../local/temp-files.js';
 import { listSkills } from '../local/skills.js';
+import { getVideoJob } from '../local/videos.js';
 import { deleteMessageFile, downloadMessageFile, getMessageFile, listMessageFilesRoute, uploadMessageFile } from '../local/message-files.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime, Stage } from '../stage.js';
@@ -24,6 +25,7 @@ const LOCAL: Record<Exclude<RouteManifest['handler'], 'proxy'>, LocalHandler> = 
   'message-files-delete': deleteMessageFile,
   'message-files-content': downloadMessageFile,
   'skills-list': listSkills,
+  'videos-get': getVideoJob,
 };
 
 /** Forwards every route. */

@@ -7,6 +7,7 @@
  */
 import { meterOf } from '../../meters/index.js';
 import { releaseHold, settleHold } from '../hold.js';
+import { videoJobs } from '../local/videos.js';
 import type { Stage } from '../stage.js';
 
 const NO_TOKENS = { input: 0, output: 0, cachedInput: 0, cacheWrite: 0, reasoning: 0 };
@@ -16,12 +17,18 @@ export const meterStage: Stage = {
   name: 'meter',
   compile: (route, runtime) => {
     if (!route.billable || route.manifest.handler !== 'proxy') return null;
+    const job = route.manifest.job !== undefined;
     return async (ctx) => {
       const hold = ctx.hold;
       const meter = meterOf(ctx);
       if (!hold || !hold.open || !meter) return;
       // A client that left before the first byte of the answer pays nothing.
       const left = ctx.clientGone.signal.aborted && !ctx.started;
+      // A job route (spec 4.16): the accepted job takes the hold over; the poller bills what it produces.
+      if (job && ctx.outcome?.delivery === 'full') {
+        await videoJobs(runtime).start(ctx);
+        return;
+      }
       const bill = ctx.outcome && !left ? meter.bill(ctx, ctx.outcome, hold.inputEstimate) : null;
       if (!bill) {
         await releaseHold(ctx, runtime);

@@ -11,6 +11,9 @@ import { applyParamPolicies } from '../../translate/params.js';
 import { createTranslator } from '../../translate/registry.js';
 import type { RequestContext } from '../context.js';
 import { resolveFileInputs } from '../file-inputs.js';
+import { resolveUrlInputs } from '../url-inputs.js';
+import { videoJobs } from '../local/videos.js';
+import { checkOfferingFiles } from '../file-limits.js';
 import { resolveFileReferences } from '../file-references.js';
 import { needsFileProbes, probeFiles } from '../file-probes.js';
 import { prepareSkillsExecution } from '../../skills/execution.js';
@@ -40,6 +43,7 @@ export function routeRequest(ctx: RequestContext): void {
   ctx.upstream = { choice, format };
   ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
   ctx.body = applyParamPolicies(ctx.body, offering.params ?? {}, `model "${id}"`);
+  checkOfferingFiles(ctx.files, offering.files, id);
   const translator = createTranslator(ctx.route.manifest.format, format, ctx.body, offering.id, { params: choice.params });
   ctx.translation = { translator, upstreamBody: null, upstreamQuery: null };
 }
@@ -50,9 +54,13 @@ type RouteStep = (ctx: RequestContext) => Promise<void>;
 /** The steps that rewrite the request before routing: file references (spec 4.4), temporary-file inputs (spec 4.7). */
 function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   const steps: RouteStep[] = [];
+  // A job route's own rules come first (spec 4.16: what a remix may not carry, and its source).
+  if (route.manifest.job) steps.push((ctx) => videoJobs(runtime).prepare(ctx));
   const policy = route.manifest.file_references;
   if (policy) steps.push((ctx) => resolveFileReferences(ctx, runtime, policy));
   if (route.manifest.file_inputs) steps.push((ctx) => resolveFileInputs(ctx, runtime, route.manifest.file_inputs!));
+  // URL inputs after file inputs: a file put into a URL field becomes a data URL like the others.
+  if (route.manifest.url_inputs) steps.push((ctx) => resolveUrlInputs(ctx, route.manifest.url_inputs!, runtime.urlResolver));
   // File parts measured for the meters (spec 4.8 audio duration), after a file_id became a part.
   const multipart = route.multipart;
   if (needsFileProbes(multipart)) {
@@ -65,6 +73,14 @@ function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
 /** The checks that need the chosen model: a skills execution (spec 4.6). */
 function stepsAfter(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   const steps: RouteStep[] = [];
+  // Claimed last, before admission reserves anything (spec 4.14, 4.16: X-Gateway-Operation-ID).
+  const kind = route.manifest.operation_ids;
+  if (kind) {
+    steps.push(async (ctx) => {
+      if (!runtime.operations) throw new GatewayError('upstream_unavailable', 'Operation ids are not available on this gateway.');
+      await runtime.operations.claim(ctx, kind);
+    });
+  }
   if (route.manifest.skills_execution) {
     steps.push(async (ctx) => {
       const deps = runtime.files?.publish;

@@ -67,12 +67,20 @@ function checkHeaders(ctx: RequestContext): void {
   }
 }
 
+/** A JSON body of a multipart route, without the fields only a form may carry (`body.json_refuses`, spec 4.14). */
+function jsonFields(body: unknown, spec: MultipartSpec): Record<string, unknown> {
+  const record = body as Record<string, unknown>;
+  const refused = body && typeof body === 'object' ? spec.jsonRefuses?.find((name) => Object.hasOwn(record, name)) : undefined;
+  if (refused !== undefined) throw new GatewayError('unsupported_parameter', `The parameter '${refused}' is not accepted in a JSON body on this endpoint.`, { param: refused });
+  return record;
+}
+
 /** Reads a multipart body under the route's limits: its files go to `ctx.files`, its text fields are the body. */
 async function multipartFields(ctx: RequestContext, spec: MultipartSpec): Promise<Record<string, unknown>> {
   const stream = ctx.req.body;
   const contentType = ctx.req.headers['content-type'] ?? '';
   // `body.json`: the same route takes a JSON body too (e.g. a temporary file's id instead of the part).
-  if (spec.acceptsJson && !(stream instanceof Readable) && /^application\/json\b/i.test(contentType)) return stream as Record<string, unknown>;
+  if (spec.acceptsJson && !(stream instanceof Readable) && /^application\/json\b/i.test(contentType)) return jsonFields(stream, spec);
   if (!(stream instanceof Readable) || !/^multipart\/form-data\b/i.test(contentType)) {
     throw new GatewayError('invalid_request', 'Unsupported Content-Type; send multipart/form-data.');
   }

@@ -28,12 +28,18 @@ function malformed(what: string): GatewayError {
 
 const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
-/** The token usage of an ImagesResponse `usage` (ImageGenUsage); null when absent. */
+/**
+ * The token usage of an ImagesResponse `usage` (ImageGenUsage); null when absent. Reported image
+ * input tokens (`input_tokens_details.image_tokens`, an edit's input images) are a subset of the
+ * input, priced at the offering's image-input price; more of them than input tokens is malformed.
+ */
 export function imagesUsage(usage: unknown): TokenUsage | null {
   if (usage === undefined || usage === null) return null;
-  const { input_tokens: input, output_tokens: output } = (typeof usage === 'object' ? usage : {}) as Record<string, unknown>;
+  const { input_tokens: input, output_tokens: output, input_tokens_details: details } = (typeof usage === 'object' ? usage : {}) as Record<string, unknown>;
   if (!count(input) || !count(output)) throw malformed('usage');
-  return { input, output, cachedInput: 0, cacheWrite: 0, reasoning: 0 };
+  const image = details !== null && typeof details === 'object' ? (details as Record<string, unknown>).image_tokens : undefined;
+  if (image !== undefined && (!count(image) || image > input)) throw malformed('usage image_tokens');
+  return { input, output, cachedInput: 0, cacheWrite: 0, reasoning: 0, ...(image ? { imageInput: image } : {}) };
 }
 
 interface UpstreamImage { b64_json?: unknown; url?: unknown; revised_prompt?: unknown }

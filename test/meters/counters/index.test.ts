@@ -13,7 +13,9 @@ describe('counter registry', () => {
       'text-records': 'text_record',
       tokens: 'token',
       'image-units': 'image_unit',
+      'image-size-units': 'image_unit',
       'audio-seconds': 'second',
+      files: 'file',
     });
     for (const [name, counter] of COUNTERS) expect(counter.name).toBe(name);
   });

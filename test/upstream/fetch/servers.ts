@@ -87,3 +87,30 @@ export function tableResolver(table: Record<string, readonly string[]>): Resolve
 export function spyOnConnect(): MockInstance<net.Socket['connect']> {
   return vi.spyOn(net.Socket.prototype, 'connect');
 }
+
+/** Bypass spellings; `P` is the canary's port. Every one resolves to loopback or is not http(s) at all. */
+export const BYPASSES = (P: number): string[] => [
+  'http://2130706433/', `http://2130706433:${P}/`, `https://2130706433:${P}/`,
+  'http://0x7f000001/', `https://0x7f000001:${P}/`, `https://0x7f000001.:${P}/`,
+  'http://0177.0.0.1/', `https://0177.0.0.1:${P}/`, `https://0x7f.0.0.1:${P}/`, `https://0x7f.1:${P}/`,
+  'http://127.1/', `https://127.1:${P}/`, `https://127.0.1:${P}/`, `https://127.0.0.1.:${P}/`, `https://127.0.0.1:${P}/`,
+  'http://0/', `https://0:${P}/`, 'http://0.0.0.0/', `https://0.0.0.0:${P}/`,
+  'http://[::1]/', `https://[::1]:${P}/`, `https://[0:0:0:0:0:0:0:1]:${P}/`, `https://[::]:${P}/`,
+  'http://[::ffff:127.0.0.1]/', `https://[::ffff:127.0.0.1]:${P}/`, 'http://[::ffff:7f00:1]/', `https://[::ffff:7f00:1]:${P}/`,
+  `https://[0:0:0:0:0:ffff:7f00:0001]:${P}/`, `https://[::127.0.0.1]:${P}/`, `https://[64:ff9b::7f00:1]:${P}/`, `https://[2002:7f00:1::]:${P}/`,
+  'http://localhost/', `https://localhost:${P}/`, 'http://LOCALHOST./', `https://LOCALHOST.:${P}/`, `https://LocalHost:${P}/`,
+  `https://%6c%6f%63%61%6c%68%6f%73%74:${P}/`, `https://spoofed.localhost:${P}/`,
+  'http://localtest.me/', `https://localtest.me:${P}/`, `https://six.test:${P}/`, `https://both.test:${P}/`,
+  `http://%31%32%37.0.0.1:${P}/`, `https://\uff11\uff12\uff17.\uff10.\uff10.\uff11:${P}/`, `https://\u2460\u2461\u2466.0.0.1:${P}/`,
+  `https://allowed.test@127.0.0.1:${P}/`, `https://allowed.test:443@127.0.0.1:${P}/`, `https://@127.0.0.1:${P}/`,
+  `http://127.0.0.1:${P}#@allowed.test/`, `https://127.0.0.1:${P}\\@allowed.test/`, `https://127.0.0.1:${P}?@allowed.test/`,
+  'file:///etc/passwd', `gopher://127.0.0.1:${P}/_GET%20/`, 'data:text/plain,hello', `ftp://127.0.0.1:${P}/`,
+  `ws://127.0.0.1:${P}/`, `wss://127.0.0.1:${P}/`, 'javascript:alert(1)', `blob:https://127.0.0.1:${P}/x`,
+  `HTTPS://127.0.0.1:${P}/`, ` https://127.0.0.1:${P}/ `, `https:127.0.0.1:${P}/`, `https:/\\127.0.0.1:${P}/`,
+];
+
+/** What the bypass names resolve to (through an injected resolver: every one to loopback). */
+export const BYPASS_NAMES: Record<string, readonly string[]> = {
+  localhost: ['127.0.0.1'], 'localhost.': ['127.0.0.1'], 'localtest.me': ['127.0.0.1'], 'allowed.test': ['127.0.0.1'],
+  'spoofed.localhost': ['127.0.0.1'], 'six.test': ['::1'], 'both.test': ['127.0.0.1', '::1'],
+};

@@ -1,0 +1,60 @@
+/**
+ * The pixel size of a PNG, JPEG or WebP image, read from its header (no decoding): a video reference
+ * image must have exactly the requested size (spec 4.16), and a flex image is billed by the size it
+ * actually has (spec 4.14). Pure; null when the bytes are not a readable image of these types.
+ */
+
+/** Width and height in pixels. */
+export interface Dimensions { width: number; height: number }
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** PNG: the IHDR chunk comes first, width and height as big-endian 32-bit integers. */
+function png(b: Buffer): Dimensions | null {
+  if (b.length < 24 || !b.subarray(0, 8).equals(PNG_SIGNATURE) || b.toString('latin1', 12, 16) !== 'IHDR') return null;
+  return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+}
+
+/** JPEG start-of-frame markers (SOF0-SOF15 without DHT 0xC4, JPG 0xC8 and DAC 0xCC) carry the size. */
+const isStartOfFrame = (marker: number): boolean => marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+
+/** JPEG: walks the marker segments to the first start of frame (height before width). */
+function jpeg(b: Buffer): Dimensions | null {
+  if (b.length < 4 || b[0] !== 0xff || b[1] !== 0xd8) return null;
+  let at = 2;
+  while (at + 4 <= b.length) {
+    if (b[at] !== 0xff) return null;
+    const marker = b[at + 1]!;
+    // Fill bytes and standalone markers (RSTn, TEM) have no length.
+    if (marker === 0xff) { at += 1; continue; }
+    if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) { at += 2; continue; }
+    const length = b.readUInt16BE(at + 2);
+    if (length < 2) return null;
+    if (isStartOfFrame(marker)) return at + 9 <= b.length ? { height: b.readUInt16BE(at + 5), width: b.readUInt16BE(at + 7) } : null;
+    at += 2 + length;
+  }
+  return null;
+}
+
+/** WebP: lossy (VP8, 14-bit sizes in the key frame), lossless (VP8L, 14-bit packed) or extended (VP8X, 24-bit). */
+function webp(b: Buffer): Dimensions | null {
+  if (b.length < 30 || b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WEBP') return null;
+  const chunk = b.toString('latin1', 12, 16);
+  if (chunk === 'VP8X') return { width: 1 + b.readUIntLE(24, 3), height: 1 + b.readUIntLE(27, 3) };
+  if (chunk === 'VP8L') {
+    if (b[20] !== 0x2f) return null;
+    const bits = b.readUInt32LE(21);
+    return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >> 14) & 0x3fff) };
+  }
+  if (chunk === 'VP8 ') {
+    if (b[23] !== 0x9d || b[24] !== 0x01 || b[25] !== 0x2a) return null;
+    return { width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff };
+  }
+  return null;
+}
+
+/** The image's size, or null when it is not a PNG, JPEG or WebP whose header can be read. */
+export function imageDimensions(bytes: Buffer): Dimensions | null {
+  const found = png(bytes) ?? jpeg(bytes) ?? webp(bytes);
+  return found && found.width > 0 && found.height > 0 ? found : null;
+}

@@ -1,0 +1,113 @@
+/**
+ * Operation ids of images and video (issue 11 item 6; spec 4.14, 4.16, 7): `X-Gateway-Operation-ID`,
+ * optional unless the operator turns on the planned mode (`operation_ids.required`). Claimed with one
+ * insert after routing and before anything is reserved (the table and rules of src/skills/operations.ts;
+ * ids are single-use per account across every kind).
+ *
+ * Optional mode: a reuse of an id whose operation completed answers the same result again (the same
+ * video job, the same image answer), charged nothing (`X-Gateway-Operation-Replayed: true`); one still
+ * running is 409 operation_in_progress; one that failed (nothing was charged) runs again. Required
+ * mode: an id is mandatory, and any reuse of a submitted id is 409 operation_id_reused.
+ */
+import type { Clock } from '../clock.js';
+import { GatewayError } from '../errors.js';
+import type { Outputs } from '../files/outputs.js';
+import { findTempFile } from '../files/temp-records.js';
+import { readAll } from '../files/bytes.js';
+import { finishOperation, releaseOperation } from '../skills/operations.js';
+import { OPERATION_HEADER } from '../skills/rules.js';
+import type { Db } from '../store/types.js';
+import type { VideoJobs } from '../videos/service.js';
+import type { RequestContext } from './context.js';
+import { requestOrigin } from './origin.js';
+import type { FileServices } from '../files/index.js';
+
+/** The kinds of media operation a route may declare (`operation_ids:` in its manifest). */
+export type MediaKind = 'image' | 'video';
+
+/** What the service needs. */
+export interface MediaOperationsDeps { db: Db; clock: Clock; files: FileServices; outputs: Outputs; videos: VideoJobs; required: () => boolean }
+
+interface Existing { state: string; kind: string; result: Record<string, unknown> | string | null }
+
+const VALID_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** Claims, finishes and replays media operation ids. */
+export class MediaOperations {
+  constructor(private readonly deps: MediaOperationsDeps) {}
+
+  /** Claims the request's id (if any): on success the request runs; on a completed reuse it is answered here. */
+  async claim(ctx: RequestContext, kind: MediaKind): Promise<void> {
+    const raw = ctx.req.headers[OPERATION_HEADER];
+    if (raw === undefined) {
+      if (this.deps.required()) throw new GatewayError('operation_id_required', 'This gateway requires the header X-Gateway-Operation-ID: a fresh id (1 to 200 visible ASCII characters) for each generation.');
+      return;
+    }
+    const id = typeof raw === 'string' ? raw.trim() : '';
+    if (!VALID_ID.test(id)) throw new GatewayError('invalid_request', 'X-Gateway-Operation-ID must be 1 to 200 visible ASCII characters.', { param: OPERATION_HEADER });
+    const accountId = ctx.auth!.accountId;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const claimed = await this.deps.db.query(
+        `INSERT INTO operations (account_id, operation_id, kind, request_id, state, created_at) VALUES ($1, $2, $3, $4, 'pending', $5)
+         ON CONFLICT (account_id, operation_id) DO NOTHING RETURNING operation_id`, [accountId, id, kind, ctx.requestId, this.deps.clock.now()]);
+      if (claimed.length === 1) { this.follow(ctx, id); return; }
+      const [existing] = await this.deps.db.query<Existing>('SELECT state, kind, result FROM operations WHERE account_id = $1 AND operation_id = $2', [accountId, id]);
+      if (!existing) continue;
+      if (await this.reuse(ctx, id, kind, existing)) return;
+    }
+    throw new GatewayError('operation_in_progress', 'This X-Gateway-Operation-ID is being claimed by another request; retry shortly.', { headers: { 'retry-after': '1' } });
+  }
+
+  /** Decides a reuse: true when it was answered (replayed), false to claim again; otherwise throws. */
+  private async reuse(ctx: RequestContext, id: string, kind: MediaKind, existing: Existing): Promise<boolean> {
+    const result = typeof existing.result === 'string' ? JSON.parse(existing.result) as Record<string, unknown> : existing.result;
+    if (this.deps.required() || existing.kind !== kind) {
+      const named = typeof result?.video_job_id === 'string' ? ` (video job ${result.video_job_id})` : '';
+      throw new GatewayError('operation_id_reused', `This X-Gateway-Operation-ID was already submitted${named}; send a fresh id for a new ${kind === 'video' ? 'video' : 'image'}.`, { headers: { 'x-should-retry': 'false' } });
+    }
+    if (existing.state === 'pending') throw new GatewayError('operation_in_progress', 'The operation with this X-Gateway-Operation-ID is still running; retry shortly for its result.', { headers: { 'retry-after': '1' } });
+    if (existing.state === 'completed' && result) { await this.replay(ctx, result); return true; }
+    // Failed: nothing was charged, so the id may run again (the old record goes; a race re-claims once).
+    await this.deps.db.query(`DELETE FROM operations WHERE account_id = $1 AND operation_id = $2 AND state = 'failed'`, [ctx.auth!.accountId, id]);
+    return false;
+  }
+
+  /** Ends the claim with the request: completed with its result once billed (or its job recorded), else given back. */
+  private follow(ctx: RequestContext, id: string): void {
+    const accountId = ctx.auth!.accountId;
+    const end = (state: 'completed' | 'failed', result: unknown = null) => finishOperation(this.deps.db, accountId, id, state, this.deps.clock.now(), result);
+    ctx.operationId = id;
+    ctx.beforeAnswer.push(async () => {
+      if (ctx.operationResult) return end('completed', ctx.operationResult);
+      const body = ctx.outcome?.answer?.clientBody;
+      if (!ctx.hold?.settled || body === undefined || body === null) return end('failed');
+      const stored = await this.deps.outputs.store({ accountId, purpose: 'IMAGE_OUTPUT', contentType: 'application/json', data: Buffer.from(JSON.stringify(body)), origin: '' });
+      return end('completed', { answer_file_id: stored.id, cost_usd: ctx.reply.getHeader('x-gateway-cost-usd') ?? null });
+    });
+    ctx.onFailure.push(async (error) => {
+      // Nothing was charged either way: refused before dispatch, the id is given back; after, it may run again.
+      if (ctx.outcome === null) await releaseOperation(this.deps.db, accountId, id, ctx.requestId);
+      else await end('failed');
+      return error;
+    });
+  }
+
+  /** Answers a completed operation's result again, charging nothing. */
+  private async replay(ctx: RequestContext, result: Record<string, unknown>): Promise<void> {
+    let body: unknown;
+    if (typeof result.video_job_id === 'string') {
+      body = (await this.deps.videos.get(ctx.auth!.accountId, result.video_job_id, requestOrigin(ctx, this.deps.files))).view;
+    } else {
+      const record = typeof result.answer_file_id === 'string' ? await findTempFile(this.deps.db, result.answer_file_id) : null;
+      const stream = record?.state === 'finalized' && record.expiresAt > this.deps.clock.now() ? await this.deps.files.blobs.read(record.blobKey) : null;
+      if (!record || !stream) throw new GatewayError('operation_id_reused', 'This X-Gateway-Operation-ID completed and its stored result has expired; send a fresh id.', { headers: { 'x-should-retry': 'false' } });
+      body = JSON.parse((await readAll(stream, record.actualBytes ?? record.declaredBytes)).toString('utf8'));
+    }
+    ctx.answered = true;
+    ctx.finish = async () => {
+      ctx.started = true;
+      await ctx.reply.code(200).header('x-gateway-operation-replayed', 'true').header('x-gateway-cost-usd', '0')
+        .header('content-type', 'application/json; charset=utf-8').send(body);
+    };
+  }
+}

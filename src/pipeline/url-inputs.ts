@@ -1,0 +1,62 @@
+/**
+ * Public URLs and data URLs as request inputs (issue 11 item 7; spec 4.16 video `image`, later OCR and
+ * vision): a route's `url_inputs` names the body fields that may carry one. Run as a route step after
+ * `file_inputs` and before anything is reserved. An http(s) URL is fetched by the SSRF-safe fetcher
+ * (every resolved address checked at connect time, redirects re-checked, size and time capped, no
+ * client header sent; the operator's `url_inputs.allow_hosts` apply); a data URL is decoded; a file a
+ * `file_inputs` rule put into the field is taken as it is. The bytes are then sniffed: a type outside
+ * the field's list, or too many bytes, is a 400 naming the field. The field ends up holding a data
+ * URL of the verified type, so a translator sees one form and no vendor is handed a client URL.
+ */
+import { fileTypeFromBuffer } from 'file-type';
+import { GatewayError } from '../errors.js';
+import type { RouteManifest } from '../generated/manifest-types.js';
+import { fetchPublicUrl, type Resolver } from '../upstream/fetch/index.js';
+import type { RequestContext } from './context.js';
+
+type Policy = NonNullable<RouteManifest['url_inputs']>;
+type Rule = Policy[string];
+
+/** `data:<type>;base64,<payload>`; the type is only what the client claims (the bytes are sniffed). */
+const DATA_URL = /^data:([a-z0-9.+/-]*)(;[a-z0-9=.+-]+)*;base64,([A-Za-z0-9+/]*={0,2})$/i;
+
+function refused(field: string, reason: string): GatewayError {
+  return new GatewayError('invalid_request', `${field}: ${reason}`, { param: field });
+}
+
+/** The decoded bytes of a base64 data URL, refused past `maxBytes` before decoding. */
+function decodeDataUrl(field: string, text: string, maxBytes: number): Buffer {
+  const match = DATA_URL.exec(text);
+  if (!match) throw refused(field, 'expected a data URL (data:<type>;base64,...) or an https URL.');
+  const payload = match[3]!;
+  if (Math.floor((payload.length * 3) / 4) - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) > maxBytes) {
+    throw refused(field, `the image is larger than ${maxBytes} bytes.`);
+  }
+  return Buffer.from(payload, 'base64');
+}
+
+/** The bytes a field names: a file already resolved into it, a data URL, or a fetched URL. */
+async function bytesOf(ctx: RequestContext, field: string, value: string, rule: Rule, resolver: Resolver | undefined): Promise<Buffer> {
+  if (ctx.inputFiles?.some((f) => f.field === field)) return Buffer.from(value, 'base64');
+  if (/^data:/i.test(value)) return decodeDataUrl(field, value, rule.max_bytes);
+  const allowHosts = ctx.gateway.settings.urlInputs.allowHosts;
+  const fetched = await fetchPublicUrl(value, { param: field, maxBytes: rule.max_bytes, allowHosts, resolver });
+  return fetched.bytes;
+}
+
+/** Resolves every URL input of the request into a data URL of verified bytes, under the route's policy. */
+export async function resolveUrlInputs(ctx: RequestContext, policy: Policy, resolver?: Resolver): Promise<void> {
+  for (const [field, rule] of Object.entries(policy)) {
+    const value = ctx.body[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value === '') throw refused(field, 'expected a data URL or an https URL.');
+    const bytes = await bytesOf(ctx, field, value, rule, resolver);
+    if (bytes.length === 0) throw refused(field, 'the image is empty.');
+    if (bytes.length > rule.max_bytes) throw refused(field, `the image is larger than ${rule.max_bytes} bytes.`);
+    const type = (await fileTypeFromBuffer(bytes))?.mime;
+    if (!type || !rule.content_types.includes(type)) {
+      throw refused(field, `the content is ${type ?? 'not a recognised file type'}; expected ${rule.content_types.join(', ')}.`);
+    }
+    ctx.body = { ...ctx.body, [field]: `data:${type};base64,${bytes.toString('base64')}` };
+  }
+}
