@@ -15,7 +15,7 @@ import type { Outputs } from '../files/outputs.js';
 import { findTempFile } from '../files/temp-records.js';
 import { readAll } from '../files/bytes.js';
 import { finishOperation, releaseOperation } from '../skills/operations.js';
-import { OPERATION_HEADER } from '../skills/rules.js';
+import { OPERATION_HEADER, OPERATION_ID } from '../skills/rules.js';
 import type { Db } from '../store/types.js';
 import type { VideoJobs } from '../videos/service.js';
 import type { RequestContext } from './context.js';
@@ -30,8 +30,6 @@ export interface MediaOperationsDeps { db: Db; clock: Clock; files: FileServices
 
 interface Existing { state: string; kind: string; result: Record<string, unknown> | string | null }
 
-const VALID_ID = /^[\x21-\x7e]{1,200}$/;
-
 /** Claims, finishes and replays media operation ids. */
 export class MediaOperations {
   constructor(private readonly deps: MediaOperationsDeps) {}
@@ -44,7 +42,7 @@ export class MediaOperations {
       return;
     }
     const id = typeof raw === 'string' ? raw.trim() : '';
-    if (!VALID_ID.test(id)) throw new GatewayError('invalid_request', 'X-Gateway-Operation-ID must be 1 to 200 visible ASCII characters.', { param: OPERATION_HEADER });
+    if (!OPERATION_ID.test(id)) throw new GatewayError('invalid_request', 'X-Gateway-Operation-ID must be 1 to 200 visible ASCII characters.', { param: OPERATION_HEADER });
     const accountId = ctx.auth!.accountId;
     for (let attempt = 0; attempt < 3; attempt++) {
       const claimed = await this.deps.db.query(

@@ -42,10 +42,13 @@ export function isSkillsRequest(body: Json): boolean {
   return body.container !== undefined || tools.some((t) => isObject(t) && typeof t.type === 'string' && t.type.startsWith('code_execution_'));
 }
 
+/** The shape of an operation id (skills, images and video): 1 to 200 visible ASCII characters. */
+export const OPERATION_ID = /^[\x21-\x7e]{1,200}$/;
+
 /** The operation id header, or 400 operation_id_required. */
 export function operationIdOf(headers: IncomingHttpHeaders): string {
   const value = headers[OPERATION_HEADER];
-  if (typeof value !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(value.trim())) {
+  if (typeof value !== 'string' || !OPERATION_ID.test(value.trim())) {
     throw new GatewayError('operation_id_required', 'A skills execution needs the header X-Gateway-Operation-ID: a unique id (1 to 200 visible ASCII characters) for this execution.');
   }
   return value.trim();
