@@ -45,6 +45,22 @@ export function checkFileInputs(file: string, manifest: RouteManifest, requestSc
   }
 }
 
+/**
+ * `url_inputs` (issue 12: `url` into `image`) and `query_fields` (spec 4.9: `to` in the query) name
+ * fields of the route's request schema; an `into` field is another one. Checked like `file_inputs`.
+ */
+export function checkInputFields(file: string, manifest: RouteManifest, requestSchema: object | undefined): void {
+  const properties = (requestSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  for (const [field, rule] of Object.entries(manifest.url_inputs ?? {})) {
+    const unknown = [field, rule.into ?? field].find((name) => !Object.hasOwn(properties, name));
+    if (unknown !== undefined) throw new ManifestError(file, `/url_inputs/${field}`, `"${unknown}" is not a property of the route's request schema`);
+    if (rule.into === field) throw new ManifestError(file, `/url_inputs/${field}/into`, 'a URL input must go into another field');
+  }
+  (manifest.query_fields ?? []).forEach((field, i) => {
+    if (!Object.hasOwn(properties, field)) throw new ManifestError(file, `/query_fields/${i}`, `"${field}" is not a property of the route's request schema`);
+  });
+}
+
 /** The `{name}` parameters of an operation path. */
 export function pathParamNames(path: string): string[] {
   return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);

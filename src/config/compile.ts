@@ -12,7 +12,7 @@ import { formatIds, findClientFormat } from '../formats/index.js';
 import type { ClientFormat } from '../formats/types.js';
 import { attachMeters, compileMeters } from '../meters/index.js';
 import { manifestPointer } from '../meters/pointer.js';
-import { checkFileInputs, checkMeters, checkPathParams, checkTranslators, chooseDefaultModels } from './checks.js';
+import { checkFileInputs, checkInputFields, checkMeters, checkPathParams, checkTranslators, chooseDefaultModels } from './checks.js';
 import { ManifestError } from './errors.js';
 import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
@@ -120,6 +120,7 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
       catch (error) { throw new ManifestError(file, '/schemas/request', `schema does not compile: ${(error as Error).message}`); }
     }
     checkFileInputs(file, manifest, requestSchema ? wire.get(requestSchema) : undefined);
+    checkInputFields(file, manifest, requestSchema ? wire.get(requestSchema) : undefined);
     const route: CompiledRoute = {
       manifest, file, validateRequest,
       streamPointer: manifest.stream ? manifestPointer(file, '/stream/when', manifest.stream.when) : null,

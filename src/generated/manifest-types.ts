@@ -326,6 +326,9 @@ export interface RouteManifest {
     | 'MODERATION'
     | 'OCR'
     | 'DOCUMENT'
+    | 'DOCUMENT_TRANSLATION'
+    | 'PII_REDACTION'
+    | 'DOCUMENT_ANALYSIS'
     | 'SPEECH_TO_TEXT'
     | 'TEXT_TO_SPEECH'
     | 'SOUND_EFFECT'
@@ -432,6 +435,12 @@ export interface RouteManifest {
     default?: string;
   };
   /**
+   * Client URL query parameters read into the request body before it is validated (spec 4.9: document translation's `to`, `from`, `model` ride in the query of a multipart upload): strings, a repeated one a list. A field given both in the query and in the body is a 400 naming it; other query parameters are ignored. Each must be a property of the request schema.
+   *
+   * @minItems 1
+   */
+  query_fields?: string[];
+  /**
    * The request body: JSON (default) or multipart/form-data, with explicit limits per part (spec 8).
    */
   body?: {
@@ -461,9 +470,9 @@ export interface RouteManifest {
          */
         max?: number;
         /**
-         * Measured before anything is reserved (after `file_inputs`): `audio` reads the duration (music-metadata) for meters (`of: [files:/<part>]`); `image` checks the format by its magic bytes against `mime` and reads the width and height where the header tells; a file that cannot be read is a 400 naming the part.
+         * Measured before anything is reserved (after `file_inputs`): `audio` reads the duration (music-metadata) for meters (`of: [files:/<part>]`); `image` checks the format by its magic bytes against `mime` and reads the width and height where the header tells; `docx` verifies a real OOXML word-processing package and counts its text characters (fact `characters`); `pdf` parses the PDF and counts its pages (fact `pages`); a file that cannot be read is a 400 naming the part and saying what it is.
          */
-        probe?: 'audio' | 'image';
+        probe?: 'audio' | 'image' | 'docx' | 'pdf';
       };
     };
     /**
@@ -535,6 +544,18 @@ export interface RouteManifest {
        * Largest accepted input, decoded.
        */
       max_bytes: number;
+      /**
+       * The field holds only a URL (https, or a data URL) whose verified bytes go, as a data URL, into this other field; this field is then removed (spec 4.12: `url` besides `image`). Both fields must be properties of the request schema.
+       */
+      into?: string;
+      /**
+       * The field may also hold plain base64 (spec 4.11, 4.12: "base64 or data URL"), decoded and sniffed like a data URL.
+       */
+      base64?: boolean;
+      /**
+       * `pages`: the verified input's pages are counted (a PDF parsed, a TIFF's directories, 1 otherwise; a PDF that cannot be parsed is a 400 naming the field), kept as facts `{size_bytes, pages}` that meters read as `files:/<field>` (the `into` field for a URL).
+       */
+      probe?: 'pages';
     };
   };
   /**
@@ -735,6 +756,9 @@ export type ServiceType =
   | 'MODERATION'
   | 'OCR'
   | 'DOCUMENT'
+  | 'DOCUMENT_TRANSLATION'
+  | 'PII_REDACTION'
+  | 'DOCUMENT_ANALYSIS'
   | 'SPEECH_TO_TEXT'
   | 'TEXT_TO_SPEECH'
   | 'SOUND_EFFECT';

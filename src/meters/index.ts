@@ -37,7 +37,7 @@ function outputTimes(raw: QuantitySource | undefined, file: string, at: string):
   if (!readsRequestOnly(source)) throw new ManifestError(file, `${at}/output_times`, 'output_times must read the request (a count, or a constant)');
   return (ctx) => {
     let times: number;
-    try { times = readScaled(source, { request: ctx.body, files: fileFacts(ctx.files), answer: null }); } catch {
+    try { times = readScaled(source, { request: ctx.body, files: fileFacts(ctx), answer: null }); } catch {
       throw new GatewayError('invalid_request', 'The request cannot be metered: its output count is missing or not a number.');
     }
     if (!Number.isSafeInteger(times) || times < 1) throw new GatewayError('invalid_request', `The request cannot be metered: its output count ${times} is not a whole number of at least 1.`);
@@ -58,7 +58,7 @@ export function compileMeters(manifest: RouteManifest, format: ClientFormat, fil
         const reserve = compileSource(spec.reserve, file, `${at}/reserve`);
         if (!readsRequestOnly(reserve)) throw new ManifestError(file, `${at}/reserve`, 'a reserve must read the request (an estimate, a cap or a constant)');
         const estimate = (ctx: RequestContext): number => {
-          try { return Math.ceil(readScaled(reserve, { request: ctx.body, files: fileFacts(ctx.files), answer: null })); } catch (error) {
+          try { return Math.ceil(readScaled(reserve, { request: ctx.body, files: fileFacts(ctx), answer: null })); } catch (error) {
             if (error instanceof CounterInputError) throw new GatewayError('invalid_request', `The request cannot be metered: ${error.problem}.`);
             throw error;
           }

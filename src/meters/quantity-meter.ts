@@ -82,14 +82,14 @@ export function quantityMeter(spec: QuantitySpec): Meter {
     // Input tokens metered as a quantity (embeddings) count against the token rate limit like chat's.
     demand: (ctx) => {
       if (spec.unit !== 'token') return { tokens: 0, inputTokens: 0 };
-      const tokens = Number(read(spec.reserve, { request: ctx.body, files: fileFacts(ctx.files), answer: null }, spec.round));
+      const tokens = Number(read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round));
       return { tokens, inputTokens: tokens };
     },
 
     quote(ctx: RequestContext, demand): Quote {
       const offering = ctx.model!.offering;
       // Input tokens metered as a quantity were counted for the demand already.
-      const quantity = spec.unit === 'token' ? BigInt(demand.tokens) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx.files), answer: null }, spec.round, k);
+      const quantity = spec.unit === 'token' ? BigInt(demand.tokens) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round, k);
       const amountNano = quantityHold(quantity, offering, k);
       return {
         amountNano, inputEstimate: 0,
@@ -106,7 +106,7 @@ export function quantityMeter(spec: QuantitySpec): Meter {
     bill(ctx, outcome): Bill | null {
       if (outcome.delivery === 'none' || !outcome.answer) return null;
       const offering = ctx.model!.offering;
-      const quantity = read(spec.source, { request: ctx.body, files: fileFacts(ctx.files), answer: outcome.answer }, spec.round, k);
+      const quantity = read(spec.source, { request: ctx.body, files: fileFacts(ctx), answer: outcome.answer }, spec.round, k);
       const amountNano = quantityCharge(quantity, offering, k);
       const details: Record<string, string> = { price_usd: formatUsd(unitPrice(offering)), per: offering.billing.per.toString() };
       // A stepped meter's row counts steps (e.g. half seconds); details say so.

@@ -58,6 +58,8 @@ export interface RequestContext {
   files: UploadedFile[];
   /** Temporary files the route's `file_inputs` put into the body, by the field that now holds them (src/pipeline/file-inputs.ts). */
   inputFiles?: InputFile[];
+  /** Inputs a route's `url_inputs` measured (`probe`), by body field: meters read them as `files:/<field>`. */
+  inputFacts?: Record<string, Readonly<Record<string, number>>>;
   /** Operation features the request uses (file references, skills): their upstream headers are sent. */
   features: string[];
   stream: boolean;

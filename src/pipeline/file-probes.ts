@@ -8,9 +8,11 @@
  */
 import { parseBuffer } from 'music-metadata';
 import { GatewayError } from '../errors.js';
-import type { MultipartSpec, UploadedFile } from './bodies/multipart.js';
+import type { FilePartSpec, MultipartSpec, UploadedFile } from './bodies/multipart.js';
 import type { RequestContext } from './context.js';
 import { imageFormat, imageSize } from '../translate/image-input.js';
+import { measureDocx, measurePdf } from '../files/verify/documents.js';
+import { OFFICE_TYPES } from '../files/verify/package.js';
 
 /** The longest duration believed (24 hours): a header claiming more is not audio a vendor will take. */
 const MAX_SECONDS = 86_400;
@@ -44,8 +46,30 @@ function probeImage(file: UploadedFile, mime: ReadonlySet<string> | null): Uploa
   return { ...file, contentType: type, facts: { ...file.facts, size_bytes: file.data.length, ...(size ? { width: size.width, height: size.height } : {}) } };
 }
 
-async function probe(file: UploadedFile, kind: 'audio' | 'image', mime: ReadonlySet<string> | null): Promise<UploadedFile> {
+/** A document refused by its probe: what the bytes are, and the one format the part takes. */
+function notDocument(file: UploadedFile, reason: string, supported: string): GatewayError {
+  return new GatewayError('invalid_request', `The file in '${file.field}' is not a usable ${supported}: ${reason} Supported: ${supported}.`, { param: file.field });
+}
+
+/**
+ * `probe: docx` and `probe: pdf` (spec 4.9: document translation takes one DOCX, PII redaction one
+ * PDF; checked by content, never by name or declared type): the file travels with its verified type
+ * and its facts (characters of a DOCX's text, pages of a PDF) for the meters.
+ */
+async function probeDocument(file: UploadedFile, kind: 'docx' | 'pdf'): Promise<UploadedFile> {
+  if (kind === 'docx') {
+    const docx = await measureDocx(file.data);
+    if (!docx.ok) throw notDocument(file, docx.reason, 'DOCX');
+    return { ...file, contentType: OFFICE_TYPES.docx.mime, facts: { ...file.facts, size_bytes: file.data.length, characters: docx.characters } };
+  }
+  const pdf = await measurePdf(file.data);
+  if (!pdf.ok) throw notDocument(file, pdf.reason, 'PDF');
+  return { ...file, contentType: 'application/pdf', facts: { ...file.facts, size_bytes: file.data.length, pages: pdf.pages } };
+}
+
+async function probe(file: UploadedFile, kind: NonNullable<FilePartSpec['probe']>, mime: ReadonlySet<string> | null): Promise<UploadedFile> {
   if (kind === 'image') return probeImage(file, mime);
+  if (kind === 'docx' || kind === 'pdf') return probeDocument(file, kind);
   if (kind === 'audio') {
     const seconds = await audioDurationSeconds(file.data, file.contentType);
     if (seconds === null) {
@@ -74,9 +98,13 @@ export async function probeFiles(ctx: RequestContext, spec: MultipartSpec, alter
   }));
 }
 
-/** The measured facts of the request's parts by part name, as the meters' `files:/<part>` values read them. */
-export function fileFacts(files: readonly UploadedFile[]): Record<string, Array<Readonly<Record<string, number>>>> {
+/**
+ * The measured facts of the request's parts by part name, and of its measured `url_inputs` by field
+ * name, as the meters' `files:/<name>` values read them.
+ */
+export function fileFacts(ctx: Pick<RequestContext, 'files' | 'inputFacts'>): Record<string, Array<Readonly<Record<string, number>>>> {
   const view: Record<string, Array<Readonly<Record<string, number>>>> = Object.create(null) as Record<string, Array<Readonly<Record<string, number>>>>;
-  for (const file of files) (view[file.field] ??= []).push(file.facts ?? { size_bytes: file.data.length });
+  for (const file of ctx.files) (view[file.field] ??= []).push(file.facts ?? { size_bytes: file.data.length });
+  for (const [field, facts] of Object.entries(ctx.inputFacts ?? {})) (view[field] ??= []).push(facts);
   return view;
 }

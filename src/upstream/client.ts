@@ -6,6 +6,7 @@ import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici'
 import type { CompiledOperation, CompiledProvider } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { authHeaders } from './auth.js';
+import { RawBody } from './raw-body.js';
 import { allowedVendorUrl } from './vendor-url.js';
 
 /** An upstream answer whose body has not been read yet. */
@@ -97,8 +98,8 @@ export class UpstreamClient {
     let path = target.pathParams ? fillPath(url.path, target.pathParams) : url.path;
     if (target.query) path = withQuery(path, target.query);
     // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
-    // A multipart body (FormData) carries its own content type, with its boundary.
-    const payload = op.method !== 'POST' ? null : body instanceof FormData ? body : JSON.stringify(body);
+    // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
+    const payload = op.method !== 'POST' ? null : body instanceof FormData || body instanceof RawBody ? body : JSON.stringify(body);
     // A binary answer (a file download) accepts any type: a vendor that declares only application/octet-stream refuses JSON-only Accept (406).
     const headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
     return this.request(provider, op.method, url.origin, path, payload, signal, headers);
@@ -115,10 +116,11 @@ export class UpstreamClient {
   }
 
   private async request(
-    provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | null, signal: AbortSignal,
+    provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | RawBody | null, signal: AbortSignal,
     requestHeaders: Readonly<Record<string, string>> = {},
   ): Promise<UpstreamResponse> {
-    const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' } : {};
+    const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' }
+      : payload instanceof RawBody ? { 'content-type': payload.contentType } : {};
     // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
     const controller = new AbortController();
     const forward = (): void => controller.abort(signal.reason);
@@ -128,7 +130,7 @@ export class UpstreamClient {
       const response = await this.pool(provider, origin).request({
         method, path, signal: controller.signal,
         headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...authHeaders(provider) },
-        body: payload,
+        body: payload instanceof RawBody ? payload.data : payload,
       });
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     } catch (error) {

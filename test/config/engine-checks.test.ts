@@ -37,7 +37,7 @@ describe('engine config checks', () => {
   it('refuses an unknown local counter, naming the known ones', async () => {
     const e = await refusal((c) => c.editYaml('routes/rerank.yaml', (d) => { d.meter.search.source = { counter: 'words', of: ['/query'] }; }));
     expect(e.path).toBe('/meter/search/source/counter');
-    expect(e.reason).toBe('unknown local counter "words" (known: characters, utf16-units, text-elements, text-records, tokens, image-units, image-size-units, audio-seconds, files)');
+    expect(e.reason).toBe('unknown local counter "words" (known: characters, utf16-units, text-elements, text-records, tokens, image-units, image-size-units, audio-seconds, files, pages, document-characters, list-items)');
   });
 
   it('refuses a source that declares two things, or a counter without `of`', async () => {
@@ -97,6 +97,15 @@ describe('engine config checks', () => {
     expect(e.file).toBe('routes/rerank.yaml');
     expect(e.path).toBe('/upstreams/0/path_params');
     expect(e.reason).toBe('operation "rerank" of provider cohere has path /v2/{family}/rerank: declare where {family} comes from');
+  });
+
+  it('refuses url_inputs and query_fields naming fields the request schema does not have', async () => {
+    const into = await refusal((c) => c.editYaml('routes/videos-generations.yaml', (d) => { d.url_inputs.image.into = 'picture'; }));
+    expect(into.path).toBe('/url_inputs/image');
+    expect(into.reason).toBe('"picture" is not a property of the route\'s request schema');
+    const query = await refusal((c) => c.editYaml('routes/translate.yaml', (d) => { d.query_fields = ['to', 'target']; }));
+    expect(query.path).toBe('/query_fields/1');
+    expect(query.reason).toBe('"target" is not a property of the route\'s request schema');
   });
 
   it('picks the cheapest available reachable offering as the default when none is named', async () => {

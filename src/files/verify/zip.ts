@@ -37,6 +37,8 @@ const MAX_KEPT_ENTRY_BYTES = 1 * MiB;
 export interface InspectOptions {
   /** Entry names (exact) whose inflated bytes are returned in `entries`. */
   keep?: readonly string[];
+  /** Largest kept entry (default 1 MiB), e.g. a document's main part read for its text. */
+  keepMaxBytes?: number;
 }
 
 /**
@@ -116,7 +118,7 @@ export function inspectZip(bytes: Buffer, bounds: Partial<ZipBounds> = {}, optio
             reason = `The zip archive inflates to more than ${limits.maxTotalInflatedBytes} bytes.`;
           } else if (entryBytes > RATIO_FLOOR_BYTES && entryBytes > ratioLimit) {
             reason = `The zip entry ${entry.fileName} inflates more than ${limits.maxRatio} times its compressed size.`;
-          } else if (kept && entryBytes > MAX_KEPT_ENTRY_BYTES) {
+          } else if (kept && entryBytes > (options.keepMaxBytes ?? MAX_KEPT_ENTRY_BYTES)) {
             reason = `The zip entry ${entry.fileName} is too large to inspect.`;
           }
           if (reason !== undefined) {

@@ -5,9 +5,11 @@
 import { audioSecondsCounter } from './audio-seconds.js';
 import { characters } from './characters.js';
 import type { Counter } from './counter.js';
+import { documentCharactersCounter, pagesCounter } from './file-facts.js';
 import { filesCounter } from './files.js';
 import { imageSizeUnitsCounter } from './image-size-units.js';
 import { imageUnitsCounter } from './image-units.js';
+import { listItemsCounter } from './list-items.js';
 import { textElementsCounter } from './text-elements.js';
 import { textRecords } from './text-records.js';
 import { tokens } from './tokens.js';
@@ -17,7 +19,7 @@ export { CounterInputError, type Counter } from './counter.js';
 
 /** Every local counter by the name a route manifest uses. */
 export const COUNTERS: ReadonlyMap<string, Counter> = new Map(
-  [characters, utf16Units, textElementsCounter, textRecords, tokens, imageUnitsCounter, imageSizeUnitsCounter, audioSecondsCounter, filesCounter].map((c) => [c.name, c]),
+  [characters, utf16Units, textElementsCounter, textRecords, tokens, imageUnitsCounter, imageSizeUnitsCounter, audioSecondsCounter, filesCounter, pagesCounter, documentCharactersCounter, listItemsCounter].map((c) => [c.name, c]),
 );
 
 /** The counter a manifest names, or undefined for an unknown name. */

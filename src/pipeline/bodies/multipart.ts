@@ -12,8 +12,8 @@ import { GatewayError } from '../../errors.js';
 /** One file part as the route declares it. */
 export interface FilePartSpec {
   maxBytes: number; mime: ReadonlySet<string> | null; min: number; max: number;
-  /** Measured before anything is reserved (src/pipeline/file-probes.ts): `audio` reads the duration. */
-  probe?: 'audio' | 'image';
+  /** Measured before anything is reserved (src/pipeline/file-probes.ts): `audio` reads the duration; `docx`, `pdf` verify and measure a document. */
+  probe?: 'audio' | 'image' | 'docx' | 'pdf';
 }
 
 /** A route's multipart declaration. */

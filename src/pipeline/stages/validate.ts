@@ -89,6 +89,23 @@ async function multipartFields(ctx: RequestContext, spec: MultipartSpec): Promis
   return fields;
 }
 
+/**
+ * `query_fields` (spec 4.9: document translation's `to`, `from` and `model` ride in the query of a
+ * multipart upload): those query parameters join the body before it is validated, a repeated one as
+ * a list; one given in both places is refused, never silently preferred.
+ */
+function withQueryFields(ctx: RequestContext, body: unknown, names: readonly string[]): unknown {
+  const query = (ctx.req.query ?? {}) as Record<string, unknown>;
+  const present = names.filter((name) => query[name] !== undefined);
+  if (present.length === 0 || !body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const merged: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const name of present) {
+    if (Object.hasOwn(merged, name)) throw new GatewayError('invalid_request', `'${name}' is given both in the query and in the body; send it once.`, { param: name });
+    merged[name] = query[name];
+  }
+  return merged;
+}
+
 /** Validates the headers and bodies of routes that declare a request schema. */
 export const validateStage: Stage = {
   name: 'validate',
@@ -109,8 +126,10 @@ export const validateStage: Stage = {
       if (pointer) ctx.stream = readPointer(body, pointer) === true;
     };
     const multipart = route.multipart;
+    const queryFields = route.manifest.query_fields;
+    const fromQuery = queryFields ? (ctx: RequestContext, body: unknown): unknown => withQueryFields(ctx, body, queryFields) : (_ctx: RequestContext, body: unknown): unknown => body;
     // A JSON route stays synchronous; a multipart one reads its parts first.
-    if (multipart) return async (ctx) => { checkHeaders(ctx); accept(ctx, await multipartFields(ctx, multipart)); };
-    return (ctx) => { checkHeaders(ctx); accept(ctx, ctx.req.body); };
+    if (multipart) return async (ctx) => { checkHeaders(ctx); accept(ctx, fromQuery(ctx, await multipartFields(ctx, multipart))); };
+    return (ctx) => { checkHeaders(ctx); accept(ctx, fromQuery(ctx, ctx.req.body)); };
   },
 };

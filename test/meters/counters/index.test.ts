@@ -16,13 +16,16 @@ describe('counter registry', () => {
       'image-size-units': 'image_unit',
       'audio-seconds': 'second',
       files: 'file',
+      pages: 'page',
+      'document-characters': 'character',
+      'list-items': 'item',
     });
     for (const [name, counter] of COUNTERS) expect(counter.name).toBe(name);
   });
 
   it('finds a counter by its exact name, and nothing for an unknown one', () => {
     expect(counterNamed('text-records')).toBe(textRecords);
-    expect(counterNamed('pages')).toBeUndefined();
+    expect(counterNamed('page')).toBeUndefined();
     expect(counterNamed('Characters')).toBeUndefined();
     expect(counterNamed('')).toBeUndefined();
   });
