@@ -32,6 +32,10 @@ import { drain } from './server/drain.js';
 import { buildGeneration, type Generation } from './server/generation.js';
 import { startSimulator, type Simulator } from './sim/server.js';
 import { openDb, type Db } from './store/db.js';
+import type { ConsoleDeps } from './console/routes.js';
+import { mailTransportFromEnv } from './console/mail.js';
+import { purgeExpired } from './console/store.js';
+import { SigninThrottle } from './console/throttle.js';
 import { UpstreamClient } from './upstream/client.js';
 import { projectRoot } from './paths.js';
 import { Availability } from './observability/availability.js';
@@ -126,8 +130,15 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   runtime.operations = new MediaOperations({ db, clock, files, outputs: files.outputs!, videos: runtime.videos, required: () => gateway.settings.operationIds.required });
   const jobs = new Jobs(db, (message, fields) => log(message, fields));
   let generation = buildGeneration(gateway, runtime);
+  const adminToken = env.GATEWAY_ADMIN_TOKEN || null;
+  const mail = mailTransportFromEnv(env, (message) => log(message, { mail: 'outbox' }));
+  const consoleDeps: ConsoleDeps = {
+    db, ledger, auth: runtime.auth, mail, clock, adminToken, log,
+    settings: () => gateway.settings.console, gateway: () => gateway,
+    throttle: new SigninThrottle(() => gateway.settings.console.signinAttempts, () => clock.now().getTime()),
+  };
   const app = await buildServer({
-    runtime, generation: () => generation, adminToken: env.GATEWAY_ADMIN_TOKEN || null, jobs,
+    runtime, generation: () => generation, adminToken, jobs, console: consoleDeps, mail,
     openapiFile: resolve(projectRoot(), 'src/generated/openapi.json'), bodyLimitBytes: gateway.settings.bodyLimitBytes,
     metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || null,
     log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }, 'error'),
@@ -141,6 +152,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   jobs.add({ name: 'files-cleanup', schedule: gateway.settings.files.cleanupSchedule, run: async () => ({
     ...await cleanupTempFiles(db, files.blobs, clock, gateway.settings.files.uploadUrlTtlMs),
     ...await files.messages?.cleanup(gateway.providers),
+    console_records_purged: await purgeExpired(db, clock.now()),
   }) });
   jobs.add({ name: 'video-jobs', schedule: gateway.settings.videoJobs.pollSchedule, run: async () => ({
     ...await pollVideoJobs({ ...videoDeps, ledger, upstream: runtime.upstream, gateway: () => gateway }),

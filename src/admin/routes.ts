@@ -13,6 +13,7 @@ import type { Jobs } from '../jobs/scheduler.js';
 import { AdminError, toAdminError } from './errors.js';
 import { accountJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
 import { registerLimitRoutes } from './limits.js';
+import type { MailTransport } from '../console/mail.js';
 
 /** What the admin routes need. `token` is the admin bearer token (must be non-empty). */
 export interface AdminDeps {
@@ -21,6 +22,8 @@ export interface AdminDeps {
   token: string;
   /** Scheduled jobs, runnable now by name. */
   jobs?: Jobs;
+  /** Outgoing mail, whose development outbox GET /admin/outbox lists. */
+  mail?: MailTransport;
 }
 
 const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -204,6 +207,11 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       if (!run) throw new AdminError('not_found', `no job ${req.params.name} (jobs: ${deps.jobs?.names().join(', ') || 'none'})`);
       return run;
     });
+    // The development outbox (issue 13): mail the console sent while no SMTP_URL is set, newest last.
+    scope.get('/outbox', async () => ({
+      transport: deps.mail?.kind ?? 'none',
+      data: (deps.mail?.outbox() ?? []).map((m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, sent_at: m.sentAt })),
+    }));
     registerLimitRoutes(scope, ledger, auth);
   }, { prefix: '/admin' });
 }

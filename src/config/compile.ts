@@ -17,7 +17,8 @@ import { ManifestError } from './errors.js';
 import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
 import { compileOfferings, compileProvider, needsSimulator, envLocation } from './providers.js';
-import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, FilesSettings, GatewaySettings } from './types.js';
+import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, ConsoleSettings, FilesSettings, GatewaySettings } from './types.js';
+import { parseUsd } from '../money.js';
 
 export { envLocation, needsSimulator } from './providers.js';
 
@@ -56,6 +57,19 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     urlInputs: { allowHosts: c.url_inputs?.allow_hosts ?? [] },
     operationIds: { required: c.operation_ids?.required ?? false },
     videoJobs: { pollSchedule: c.video_jobs?.poll_schedule ?? '*/5 * * * * *', deadlineMs: (c.video_jobs?.deadline_seconds ?? 3600) * 1000 },
+    console: consoleOf(c.console, env),
+  };
+}
+
+/** `console:` with its defaults (issue 13): no opening balance, links for a day, sessions for a week. */
+function consoleOf(raw: RawGateway['config']['console'], env: NodeJS.ProcessEnv): ConsoleSettings {
+  const attempts = raw?.signin_attempts;
+  return {
+    signupBalanceNano: parseUsd(raw?.signup_balance_usd ?? '0'),
+    verificationTtlMs: (raw?.verification_ttl_seconds ?? 86_400) * 1000,
+    sessionTtlMs: (raw?.session_ttl_seconds ?? 604_800) * 1000,
+    publicUrl: (env.GATEWAY_PUBLIC_URL || raw?.public_url || '').replace(/\/+$/, '') || null,
+    signinAttempts: { perEmail: attempts?.per_email ?? 5, perAddress: attempts?.per_address ?? 20, windowMs: (attempts?.window_seconds ?? 900) * 1000 },
   };
 }
 

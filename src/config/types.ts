@@ -163,6 +163,18 @@ export interface GatewaySettings {
   videoJobs: { pollSchedule: string; deadlineMs: number };
   /** `url_inputs:` the SSRF-safe fetcher's allow list of `host:port` entries (issue 11 item 7). */
   urlInputs: { allowHosts: readonly string[] };
+  /** `console:` the account console (issue 13). */
+  console: ConsoleSettings;
+}
+
+/** `console:` of gateway.config.yaml, lifetimes in milliseconds. */
+export interface ConsoleSettings {
+  signupBalanceNano: bigint;
+  verificationTtlMs: number;
+  sessionTtlMs: number;
+  /** Origin for emailed links; null: the request's own. */
+  publicUrl: string | null;
+  signinAttempts: { perEmail: number; perAddress: number; windowMs: number };
 }
 
 /** One temporary-file purpose (spec 2): what it accepts. */

@@ -236,6 +236,35 @@ export interface GatewayConfigManifest {
     deadline_seconds?: number;
   };
   /**
+   * The account console at /console (issue 13; spec 5.4): sign-up with email verification, sessions, sign-in throttling.
+   */
+  console?: {
+    /**
+     * Opening balance of an account created by sign-up (default "0").
+     */
+    signup_balance_usd?: string;
+    /**
+     * How long an emailed verification link works (default 86400); it works once.
+     */
+    verification_ttl_seconds?: number;
+    /**
+     * How long a console session lasts (default 604800, a week).
+     */
+    session_ttl_seconds?: number;
+    /**
+     * The console's origin as users reach it, for emailed links (e.g. https://gateway.example.com); default: the origin the sign-up request came to. GATEWAY_PUBLIC_URL overrides.
+     */
+    public_url?: string;
+    /**
+     * Failed sign-ins allowed per window, per email and per client address; over either, sign-in answers 429 until the window passes.
+     */
+    signin_attempts?: {
+      per_email?: number;
+      per_address?: number;
+      window_seconds?: number;
+    };
+  };
+  /**
    * X-Gateway-Operation-ID on image and video requests (spec 4.14, 4.16, 7).
    */
   operation_ids?: {

@@ -20,44 +20,52 @@ export function digestKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+/** What the key page shows of a key: `gw-` and its first 4 random characters. */
+export function keyPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + 4);
+}
+
 /** Inserts a new key for an existing account; returns null when the account does not exist. */
-async function insertKey(q: Queryable, accountId: string): Promise<{ id: string; key: string } | null> {
+async function insertKey(q: Queryable, accountId: string, name: string | null): Promise<{ id: string; key: string } | null> {
   const id = randomId('key_');
   const key = generateKey();
   const rows = await q.query(
-    'INSERT INTO api_keys (id, account_id, digest) SELECT $1, a.id, $3 FROM accounts a WHERE a.id = $2 RETURNING id',
-    [id, accountId, digestKey(key)],
+    'INSERT INTO api_keys (id, account_id, digest, name, prefix) SELECT $1, a.id, $3, $4, $5 FROM accounts a WHERE a.id = $2 RETURNING id',
+    [id, accountId, digestKey(key), name, keyPrefix(key)],
   );
   return rows.length ? { id, key } : null;
 }
 
-/** Creates a key for an account; LedgerError not_found if the account does not exist. */
-export async function createKey(db: Db, accountId: string): Promise<{ id: string; key: string }> {
-  const created = await insertKey(db, accountId);
+/** Creates a key (with an optional name) for an account; LedgerError not_found if the account does not exist. */
+export async function createKey(db: Db, accountId: string, name: string | null = null): Promise<{ id: string; key: string }> {
+  const created = await insertKey(db, accountId, name);
   if (!created) throw new LedgerError('not_found', `account ${accountId} not found`);
   return created;
 }
 
-/** Revokes a live key and issues a new one (new id) for the same account, in one transaction. */
-export async function rotateKey(db: Db, keyId: string): Promise<{ id: string; key: string }> {
+/**
+ * Revokes a live key and issues a new one (new id, same name) for the same account, in one
+ * transaction; with `accountId`, only a key of that account (another's is not_found, spec 5.9 style).
+ */
+export async function rotateKey(db: Db, keyId: string, accountId?: string): Promise<{ id: string; key: string }> {
   return db.transaction(async (tx) => {
-    const rows = await tx.query<{ account_id: string }>(
-      'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING account_id',
-      [keyId],
+    const rows = await tx.query<{ account_id: string; name: string | null }>(
+      'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL AND ($2::text IS NULL OR account_id = $2) RETURNING account_id, name',
+      [keyId, accountId ?? null],
     );
     const row = rows[0];
     if (!row) throw new LedgerError('not_found', `key ${keyId} not found or already revoked`);
-    const created = await insertKey(tx, row.account_id);
+    const created = await insertKey(tx, row.account_id, row.name);
     if (!created) throw new LedgerError('not_found', `account ${row.account_id} not found`);
     return created;
   });
 }
 
-/** Revokes a key (idempotent for an already revoked key); not_found if unknown. */
-export async function deleteKey(db: Db, keyId: string): Promise<void> {
+/** Revokes a key (idempotent for an already revoked key); not_found if unknown or, with `accountId`, another account's. */
+export async function deleteKey(db: Db, keyId: string, accountId?: string): Promise<void> {
   const rows = await db.query(
-    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id',
-    [keyId],
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND ($2::text IS NULL OR account_id = $2) RETURNING id',
+    [keyId, accountId ?? null],
   );
   if (!rows.length) throw new LedgerError('not_found', `key ${keyId} not found`);
 }

@@ -71,19 +71,22 @@ export class Ledger {
     return { id };
   }
 
-  /** Issues a new key for the account (shown once); not_found if the account does not exist. */
-  createKey(accountId: string): Promise<{ id: string; key: string }> {
-    return keys.createKey(this.db, accountId);
+  /** Issues a new key (optionally named) for the account (shown once); not_found if the account does not exist. */
+  createKey(accountId: string, name: string | null = null): Promise<{ id: string; key: string }> {
+    return keys.createKey(this.db, accountId, name);
   }
 
-  /** New key (new id) for the same account; the old key is revoked in the same transaction. */
-  rotateKey(keyId: string): Promise<{ id: string; key: string }> {
-    return keys.rotateKey(this.db, keyId);
+  /**
+   * New key (new id, same name) for the same account; the old key is revoked in the same transaction.
+   * With `accountId`, only a key of that account (the console: another account's key is not_found).
+   */
+  rotateKey(keyId: string, accountId?: string): Promise<{ id: string; key: string }> {
+    return keys.rotateKey(this.db, keyId, accountId);
   }
 
-  /** Revokes a key; not_found if unknown. */
-  deleteKey(keyId: string): Promise<void> {
-    return keys.deleteKey(this.db, keyId);
+  /** Revokes a key; not_found if unknown, or with `accountId` another account's. */
+  deleteKey(keyId: string, accountId?: string): Promise<void> {
+    return keys.deleteKey(this.db, keyId, accountId);
   }
 
   /** The account and key of a live key, by digest; null otherwise. */

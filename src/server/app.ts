@@ -17,6 +17,8 @@ import type { Generation } from './generation.js';
 import type { Readiness } from './readiness.js';
 import type { Jobs } from '../jobs/scheduler.js';
 import { registerBlobRoutes } from './blob-routes.js';
+import { registerConsole, type ConsoleDeps } from '../console/routes.js';
+import type { MailTransport } from '../console/mail.js';
 
 /** What the server needs: the current generation (swappable) and the long-lived services. */
 export interface ServerDeps {
@@ -33,6 +35,10 @@ export interface ServerDeps {
   log: (message: string, error?: unknown) => void;
   /** GET /readyz: the store, the limiter backend and the configuration. */
   readiness: () => Promise<Readiness>;
+  /** The account console at /console (issue 13); absent: no console. */
+  console?: ConsoleDeps;
+  /** Outgoing mail; its outbox (development) is GET /admin/outbox. */
+  mail?: MailTransport;
 }
 
 function errorFormatFor(deps: ServerDeps, req: FastifyRequest): ClientFormat {
@@ -100,7 +106,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return reply.code(ready.status === 'ok' ? 200 : 503).header('cache-control', 'no-store').send(ready);
   });
   registerMetricsRoute(app, deps.metrics, deps.metricsToken);
-  if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs });
+  if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail });
+  if (deps.console) registerConsole(app, deps.console);
   registerBlobRoutes(app, () => deps.runtime.files, deps.log);
   app.route({ method: ['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], url: '/*', handler: (req, reply) => dispatch(deps, req, reply) });
   return app;
