@@ -33,8 +33,8 @@ ${field('signup-password', 'Password', 'password', `autocomplete="new-password" 
 <p><button type="submit">Create account</button></p></form></section></div>`;
 }
 
-/** The anonymous CSRF token of the request, set as a cookie when it has none. */
-function anonymousCsrf(req: FastifyRequest, reply: FastifyReply): string {
+/** The anonymous CSRF token of the request (sign-up, sign-in, the operator's sign-in), set as a cookie when it has none. */
+export function anonymousCsrf(req: FastifyRequest, reply: FastifyReply): string {
   const existing = readCookies(req)[CSRF_COOKIE];
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
   const token = newSecret();
