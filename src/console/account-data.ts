@@ -52,8 +52,11 @@ export async function listTopups(db: Db, accountId: string, limit = 100): Promis
   return rows.map((r) => ({ id: r.id, amountNano: BigInt(r.amount_nano), createdAt: new Date(r.created_at) }));
 }
 
-/** The usage page's filters (each optional); `to` is inclusive of its whole day. */
-export interface UsageFilter { keyId?: string; model?: string; kind?: string; from?: Date; to?: Date }
+/**
+ * The usage page's filters (each optional); `to` is inclusive of its whole day. `beforeId` is a
+ * keyset cursor: only rows with a smaller id (older), for reading page after page.
+ */
+export interface UsageFilter { keyId?: string; model?: string; kind?: string; from?: Date; to?: Date; beforeId?: string }
 
 /** The WHERE clause and parameters of a filter, for the account. */
 function where(accountId: string, f: UsageFilter): { sql: string; params: unknown[] } {
@@ -65,6 +68,7 @@ function where(accountId: string, f: UsageFilter): { sql: string; params: unknow
   if (f.kind) add('kind = ?', f.kind);
   if (f.from) add('id >= ?', usageIdFloor(f.from));
   if (f.to) add('id < ?', usageIdFloor(new Date(f.to.getTime() + 86_400_000)));
+  if (f.beforeId) add('id < ?', f.beforeId);
   return { sql: clauses.join(' AND '), params };
 }
 

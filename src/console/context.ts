@@ -11,7 +11,7 @@ import type { AuthCache } from '../pipeline/auth-cache.js';
 import type { Db } from '../store/db.js';
 import { readCookies, sameToken, SESSION_COOKIE, CSRF_COOKIE } from './cookies.js';
 import type { MailTransport } from './mail.js';
-import { findSession, type ConsoleSession } from './store.js';
+import { digest, findSession, type ConsoleSession } from './store.js';
 import type { SigninThrottle } from './throttle.js';
 
 /** The console's dependencies. */
@@ -55,7 +55,10 @@ export async function sessionOf(deps: ConsoleDeps, req: FastifyRequest): Promise
   const id = readCookies(req)[SESSION_COOKIE];
   if (!id || id.length > 200) return null;
   const session = await findSession(deps.db, id, deps.clock.now());
-  return session ? { ...session, id } : null;
+  if (!session) return null;
+  // An operator session ends when the admin token changes (or the operator view is turned off).
+  if (session.operator && (!deps.adminToken || !sameToken(session.adminTokenDigest ?? '', digest(deps.adminToken)))) return null;
+  return { ...session, id };
 }
 
 /** Refuses a state-changing form of a session without that session's CSRF token. */

@@ -14,6 +14,8 @@ import { esc, page } from './html.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerCataloguePage } from './pages/catalogue.js';
+import { registerUsagePages } from './pages/usage.js';
+import { registerOperatorPages } from './pages/operator.js';
 
 export type { ConsoleDeps } from './context.js';
 
@@ -22,6 +24,7 @@ const ASSETS: Readonly<Record<string, { path: string; type: string }>> = {
   'console.css': { path: 'src/console/assets/console.css', type: 'text/css; charset=utf-8' },
   'console.js': { path: 'src/console/assets/console.js', type: 'text/javascript; charset=utf-8' },
   'chart.umd.min.js': { path: 'node_modules/chart.js/dist/chart.umd.min.js', type: 'text/javascript; charset=utf-8' },
+  'usage-chart.js': { path: 'src/console/assets/usage-chart.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /** Content-Security-Policy of every console page: scripts and styles from the gateway only. */
@@ -54,5 +57,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     registerAuthPages(scope, deps);
     registerKeyPages(scope, deps);
     registerCataloguePage(scope, deps);
+    registerUsagePages(scope, deps);
+    registerOperatorPages(scope, deps);
   });
 }

@@ -21,8 +21,11 @@ export function newSecret(): string {
 /** A signed-in console user. */
 export interface ConsoleUser { id: string; email: string; accountId: string }
 
-/** A live session: a user's, or the operator's (signed in with the admin token). */
-export interface ConsoleSession { user: ConsoleUser | null; operator: boolean; csrfToken: string }
+/**
+ * A live session: a user's, or the operator's (signed in with the admin token, whose digest it keeps:
+ * `adminTokenDigest`, checked against the current token on every request).
+ */
+export interface ConsoleSession { user: ConsoleUser | null; operator: boolean; csrfToken: string; adminTokenDigest: string | null }
 
 /** Records a pending sign-up; returns the token to email. */
 export async function createSignup(db: Db, email: string, passwordHash: string, ttlMs: number, now: Date): Promise<string> {
@@ -73,27 +76,28 @@ export async function findUser(db: Db, email: string): Promise<(ConsoleUser & { 
   return row ? { id: row.id, email: row.email, accountId: row.account_id, passwordHash: row.password_hash } : null;
 }
 
-/** Opens a session; returns the id for the cookie (only its digest is stored). */
-export async function openSession(db: Db, owner: { userId: string } | { operator: true }, ttlMs: number, now: Date): Promise<string> {
+/** Opens a session (a user's, or the operator's with the admin token it signed in with); returns the id for the cookie (only its digest is stored). */
+export async function openSession(db: Db, owner: { userId: string } | { operator: true; adminToken: string }, ttlMs: number, now: Date): Promise<string> {
   const id = newSecret();
+  const operator = 'operator' in owner;
   await db.query(
-    'INSERT INTO console_sessions (id_digest, user_id, operator, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
-    [digest(id), 'userId' in owner ? owner.userId : null, 'operator' in owner, newSecret(), now, new Date(now.getTime() + ttlMs)],
+    'INSERT INTO console_sessions (id_digest, user_id, operator, admin_token_digest, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [digest(id), operator ? null : owner.userId, operator, operator ? digest(owner.adminToken) : null, newSecret(), now, new Date(now.getTime() + ttlMs)],
   );
   return id;
 }
 
 /** The live session with this id, or null (unknown or expired). */
 export async function findSession(db: Db, id: string, now: Date): Promise<ConsoleSession | null> {
-  const [row] = await db.query<{ operator: boolean; csrf_token: string; user_id: string | null; email: string | null; account_id: string | null }>(
-    `SELECT s.operator, s.csrf_token, u.id AS user_id, u.email, u.account_id
+  const [row] = await db.query<{ operator: boolean; csrf_token: string; admin_token_digest: string | null; user_id: string | null; email: string | null; account_id: string | null }>(
+    `SELECT s.operator, s.csrf_token, s.admin_token_digest, u.id AS user_id, u.email, u.account_id
      FROM console_sessions s LEFT JOIN console_users u ON u.id = s.user_id
      WHERE s.id_digest = $1 AND s.expires_at > $2`,
     [digest(id), now],
   );
   if (!row) return null;
   const user = row.user_id && row.email && row.account_id ? { id: row.user_id, email: row.email, accountId: row.account_id } : null;
-  return { user, operator: row.operator, csrfToken: row.csrf_token };
+  return { user, operator: row.operator, csrfToken: row.csrf_token, adminTokenDigest: row.admin_token_digest };
 }
 
 /** Ends a session (sign-out). */

@@ -21,15 +21,17 @@ CREATE TABLE console_users (
 );
 
 -- A session belongs to a console user, or (user_id NULL, operator true) to the operator who signed in
--- with the admin token.
+-- with the admin token; an operator session keeps that token's digest and ends when the token changes.
 CREATE TABLE console_sessions (
   id_digest    text PRIMARY KEY,
   user_id      text REFERENCES console_users (id),
   operator     boolean NOT NULL DEFAULT false,
+  admin_token_digest text,
   csrf_token   text NOT NULL,
   created_at   timestamptz NOT NULL DEFAULT now(),
   expires_at   timestamptz NOT NULL,
-  CHECK (operator OR user_id IS NOT NULL)
+  CHECK (operator OR user_id IS NOT NULL),
+  CHECK (NOT operator OR admin_token_digest IS NOT NULL)
 );
 CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
 
