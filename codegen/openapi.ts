@@ -76,9 +76,26 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
       params.push({ name, in: 'header', required: false, schema: { type: 'string', enum: h.values }, description: `Required: ${[h.name, ...(h.aliases ?? [])].join(' or ')}.` });
     }
   }
+  // `query_fields` (spec 4.9: `?to=fr` on a document upload) ride in the query, or in the body.
+  for (const name of m.query_fields ?? []) params.push({ name, in: 'query', required: false, schema: { type: 'string' }, description: `Or as the body field \`${name}\` (not both).` });
   if (params.length) op.parameters = params;
-  if (schemas.request) op.requestBody = { required: true, content: requestContent(route, component(gateway, schemas.request, components)) };
+  if (schemas.request) op.requestBody = { required: true, content: requestContent(route, bodySchemaRef(gateway, route, schemas.request, components)) };
   return op;
+}
+
+/**
+ * The body's schema: the request schema's component, or for a route with `query_fields` a component
+ * of it (`<Title>Body`) where those fields are not required, since the query may carry them.
+ */
+function bodySchemaRef(gateway: CompiledGateway, route: CompiledRoute, request: string, components: Json): string {
+  const ref = component(gateway, request, components);
+  const query = route.manifest.query_fields ?? [];
+  if (query.length === 0) return ref;
+  const name = `${ref.split('/').pop()!}Body`;
+  const original = components[ref.split('/').pop()!] as Json;
+  const required = ((original.required as string[] | undefined) ?? []).filter((field) => !query.includes(field));
+  components[name] = { ...original, required, description: `${String(original.description ?? '')} Query fields (${query.join(', ')}) may come in the query instead.`.trim() };
+  return `#/components/schemas/${name}`;
 }
 
 /** A JSON body, or a multipart form (the request schema's fields plus each declared file part as binary), or both. */

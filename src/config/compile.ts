@@ -98,7 +98,7 @@ function multipartOf(manifest: RouteManifest): MultipartSpec | null {
   const body = manifest.body;
   if (body?.type !== 'multipart') return null;
   const files = Object.fromEntries(Object.entries(body.files ?? {}).map(([name, f]) => [name, { maxBytes: f.max_bytes, mime: f.mime ? new Set(f.mime) : null, min: f.min ?? 0, max: f.max ?? 1, ...(f.probe ? { probe: f.probe } : {}) }]));
-  return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536, ...(body.json ? { acceptsJson: true } : {}), ...(body.json_refuses?.length ? { jsonRefuses: body.json_refuses } : {}), ...(body.max_total_bytes ? { maxTotalBytes: body.max_total_bytes } : {}) };
+  return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536, ...(body.json ? { acceptsJson: true } : {}), ...(body.json_refuses?.length ? { jsonRefuses: body.json_refuses } : {}), ...(body.max_total_bytes ? { maxTotalBytes: body.max_total_bytes } : {}), ...(body.oversize ? { oversize: body.oversize } : {}) };
 }
 
 /** The client format a route names; an unknown one stops the boot (it would answer every request with a 500). */

@@ -513,6 +513,10 @@ export interface RouteManifest {
      */
     max_total_bytes?: number;
     /**
+     * The error of a file part over its max_bytes (or the form over max_total_bytes): payload_too_large (413, the default, as vendors' upload APIs answer) or invalid_request (400 naming the part; issue 12: a document over 2 MiB is a clear 400).
+     */
+    oversize?: 'payload_too_large' | 'invalid_request';
+    /**
      * Most text fields (default 64).
      */
     max_fields?: number;

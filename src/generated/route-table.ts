@@ -107,6 +107,81 @@ export const ROUTE_TABLE = [
     "file": "routes/count-tokens.yaml"
   },
   {
+    "id": "documents-analyze",
+    "method": "POST",
+    "path": "/v1/documents/analyze",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "analyze-layout"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "DOCUMENT_ANALYSIS"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/documents-analyze.yaml"
+  },
+  {
+    "id": "documents-redact-pii",
+    "method": "POST",
+    "path": "/v1/documents/redact-pii",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "redact-pdf"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "PII_REDACTION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/documents-redact-pii.yaml"
+  },
+  {
+    "id": "documents-translate",
+    "method": "POST",
+    "path": "/v1/documents/translate",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "document-translate"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "DOCUMENT_TRANSLATION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/documents-translate.yaml"
+  },
+  {
     "id": "embeddings",
     "method": "POST",
     "path": "/v1/embeddings",
@@ -441,6 +516,31 @@ export const ROUTE_TABLE = [
     "file": "routes/moderations.yaml"
   },
   {
+    "id": "ocr",
+    "method": "POST",
+    "path": "/v1/ocr",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "ocr-read"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "OCR"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/ocr.yaml"
+  },
+  {
     "id": "rerank",
     "method": "POST",
     "path": "/v1/rerank",
@@ -626,5 +726,30 @@ export const ROUTE_TABLE = [
       "forward"
     ],
     "file": "routes/videos-get.yaml"
+  },
+  {
+    "id": "vision-analyze",
+    "method": "POST",
+    "path": "/v1/vision/analyze",
+    "format": "native-json",
+    "handler": "proxy",
+    "upstreams": [
+      "image-analysis"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "VISION"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/vision-analyze.yaml"
   }
 ] as const;

@@ -31,11 +31,27 @@
  *
  * And Black Forest Labs' flex image model (spec 4.14): POST /v1/flux-2-flex, GET /v1/get_result and
  * the delivered images, GET /v1/sim-bfl/<id>.<png|jpeg> (bfl.ts); faults scope by bfl, bfl-result, bfl-delivery.
+ *
+ * And Azure Document Intelligence (spec 4.12): POST /documentintelligence/documentModels/{prebuilt-read|
+ * prebuilt-layout}:analyze and GET .../analyzeResults/{resultId}, polled (azure-document-intelligence.ts);
+ * faults scope by azure-document-intelligence.
+ *
+ * And Azure AI Vision image analysis 4.0 (spec 4.12): POST /computervision/imageanalysis:analyze with
+ * the image as raw bytes (azure-image-analysis.ts); faults scope by azure-image-analysis.
+ *
+ * And document translation and PII redaction (spec 4.9): Azure Document Translation's synchronous
+ * POST /translator/document:translate (multipart with a DOCX `document` part; azure-document-translation.ts)
+ * and the PII redaction contract POST /pii/v1/documents:redact-pdf (a raw PDF; pii-redaction.ts), both
+ * answering the document's bytes; faults scope by azure-document-translation and pii-redaction.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
 import { createSkillsRoutes } from './anthropic-skills.js';
 import { matchContentSafety, type SimMatch } from './azure-content-safety.js';
+import { matchImageAnalysis } from './azure-image-analysis.js';
+import { matchDocumentTranslation } from './azure-document-translation.js';
+import { matchPiiRedaction } from './pii-redaction.js';
+import { createDocumentIntelligenceRoutes } from './azure-document-intelligence.js';
 import { createLanguageRoutes } from './azure-language.js';
 import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
@@ -97,11 +113,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     ['/v2/embed', cohereEmbedRoute], ['/v2/rerank', cohereRerankRoute],
   ]);
   const language = createLanguageRoutes();
+  const documentIntelligence = createDocumentIntelligenceRoutes();
   const bfl = createBflRoutes();
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    matchContentSafety, matchTranslator, language.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits,
+    matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
   ];
   let closing = false;
 
@@ -161,6 +178,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         faults.clear();
         messages.reset();
         language.reset();
+        documentIntelligence.reset();
         bfl.reset();
         fileStore.reset();
         requests = 0;

@@ -5,9 +5,14 @@ import { createAnthropicMessagesToAnthropicMessages } from './anthropic-messages
 import { createNativeJsonToBflFlux } from './native-json--bfl-flux/index.js';
 import { createNativeJsonToAzureContentSafety } from './native-json--azure-content-safety/index.js';
 import { createNativeJsonToAzureContentSafetyImage } from './native-json--azure-content-safety-image/index.js';
+import { createNativeJsonToAzureImageAnalysis } from './native-json--azure-image-analysis/index.js';
+import { createNativeJsonToAzureDiLayout } from './native-json--azure-di-layout/index.js';
+import { createNativeJsonToAzureDiRead } from './native-json--azure-di-read/index.js';
 import { createNativeJsonToAzureLanguageAnalyze } from './native-json--azure-language-analyze/index.js';
 import { createNativeJsonToAzureLanguageSummarize } from './native-json--azure-language-summarize/index.js';
 import { createNativeJsonToAzureTranslator } from './native-json--azure-translator/index.js';
+import { createNativeJsonToAzureDocumentTranslation } from './native-json--azure-document-translation/index.js';
+import { createNativeJsonToPiiRedaction } from './native-json--pii-redaction/index.js';
 import { createNativeJsonToCohereEmbed } from './native-json--cohere-embed/index.js';
 import { createNativeJsonToCohereRerank } from './native-json--cohere-rerank/index.js';
 import { createNativeJsonToElevenlabsSoundGeneration } from './native-json--elevenlabs-sound-generation/index.js';
@@ -32,8 +37,13 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['anthropic-messages--anthropic-count-tokens', createAnthropicMessagesToAnthropicCountTokens],
   ['native-json--cohere-rerank', createNativeJsonToCohereRerank],
   ['native-json--azure-translator', createNativeJsonToAzureTranslator],
+  ['native-json--azure-document-translation', createNativeJsonToAzureDocumentTranslation],
+  ['native-json--pii-redaction', createNativeJsonToPiiRedaction],
   ['native-json--azure-content-safety', createNativeJsonToAzureContentSafety],
   ['native-json--azure-content-safety-image', createNativeJsonToAzureContentSafetyImage],
+  ['native-json--azure-image-analysis', createNativeJsonToAzureImageAnalysis],
+  ['native-json--azure-di-read', createNativeJsonToAzureDiRead],
+  ['native-json--azure-di-layout', createNativeJsonToAzureDiLayout],
   ['native-json--azure-language-analyze', createNativeJsonToAzureLanguageAnalyze],
   ['native-json--azure-language-summarize', createNativeJsonToAzureLanguageSummarize],
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],

@@ -15,9 +15,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeKind } from '../helpers/db.js';
 import { fuzzRoutes } from '../helpers/fuzz.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { callHttp, expectClean, startPrismProxy, stopChild } from '../helpers/prism.js';
-import { sampleRequest } from '../helpers/route-samples.js';
+import { sampleRequest, startSampleGateway } from '../helpers/route-samples.js';
 
 const SPEC = resolve('src/generated/openapi.json');
 const ROUTES = fuzzRoutes();
@@ -41,7 +41,7 @@ describe.runIf(storeKind === 'pglite')('Prism contract: every route of the route
   let tmp: string;
 
   beforeAll(async () => {
-    t = await startTestGateway();
+    t = await startSampleGateway();
     tmp = mkdtempSync(join(tmpdir(), 'gw-prism-routes-'));
     writeFileSync(join(tmp, 'strict.json'), JSON.stringify(strictDocument()));
     [prism, strictPrism] = await Promise.all([startPrismProxy(SPEC, t.url), startPrismProxy(join(tmp, 'strict.json'), t.url)]);

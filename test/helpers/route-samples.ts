@@ -7,6 +7,7 @@
  * route needs exactly one, and sampleRequest says so when it is missing. Plus the checks those tests share.
  */
 import { readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { expect } from 'vitest';
@@ -15,9 +16,12 @@ import { randomId } from '../../src/ledger/ids.js';
 import { fileProvider } from '../../src/pipeline/local/message-files.js';
 import { errorShapeProblems, type FuzzRoute, type RawResponse } from './fuzz.js';
 import { encodeMultipart, type FormPart } from './fuzz-requests.js';
-import { ADMIN_TOKEN, type TestGateway } from './gateway.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from './gateway.js';
+import { copyConfig } from './config.js';
 import { sevenBitWav } from './wav.js';
 import { sevenBitWebpContainer } from './images.js';
+import { sevenBitDocx, sevenBitPdf } from './seven-bit-documents.js';
+import { jpeg } from './jpeg.js';
 
 /** The sample PNG (test/fixtures/files/sample.png). */
 export const SAMPLE_PNG = readFileSync(join(import.meta.dirname, '../fixtures/files/sample.png'));
@@ -44,6 +48,11 @@ export const SAMPLE: Record<string, Record<string, unknown>> = {
   // Spec 4.16: an asynchronous job (4 s of sora-2 held; the answer is the queued job).
   'videos-generations': { model: 'sora-2', prompt: 'A red kite.' },
   'gateway-files-authorize': { purpose: 'VISION_INPUT', content_type: 'image/png', byte_size: SAMPLE_PNG.length },
+  // Spec 4.12: a one-page PDF (test/fixtures/files/sample.pdf), read or analyzed after polling; billed one page.
+  ocr: { model: 'document-read', image: readFileSync(join(import.meta.dirname, '../fixtures/files/sample.pdf')).toString('base64') },
+  'documents-analyze': { model: 'document-layout', document: `data:application/pdf;base64,${readFileSync(join(import.meta.dirname, '../fixtures/files/sample.pdf')).toString('base64')}` },
+  // Spec 4.12: one image, billed per selected feature (two here).
+  'vision-analyze': { model: 'image-analysis', image: jpeg(64, 64).toString('base64'), features: 'caption,tags' },
 };
 
 /** A small form each multipart route answers with 200. */
@@ -55,6 +64,12 @@ export const FORM_SAMPLE: Record<string, FormPart[]> = {
   // Spec 4.14: one input image, billed by gpt-image-1's reported tokens; a 7-bit WebP container, so it
   // also crosses the Prism proxy of the gateway contract intact (no PNG or JPEG can).
   'images-edits': [{ name: 'model', data: 'gpt-image-1' }, { name: 'prompt', data: 'Make it blue.' }, { name: 'quality', data: 'low' }, { name: 'image', filename: 'sample.webp', type: 'image/webp', data: sevenBitWebpContainer() }],
+  // Spec 4.9: a DOCX into French (`to` as a form field: query_fields reads it from the query or the
+  // form), billed per character the upstream charged; 7-bit bytes, so it crosses the Prism proxy intact.
+  'documents-translate': [{ name: 'to', data: 'fr' }, { name: 'document', filename: 'report.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', data: sevenBitDocx('Quarterly report.') }],
+  // Spec 4.9: a two-page 7-bit PDF. The offering ships unavailable, so as shipped this sample gets
+  // 400 model_not_available with nothing reserved (test/e2e/redact-pii.test.ts).
+  'documents-redact-pii': [{ name: 'language', data: 'en' }, { name: 'document', filename: 'scan.pdf', type: 'application/pdf', data: sevenBitPdf(2, 'Jane Doe') }],
 };
 
 /** Who a sample is for. */
@@ -216,4 +231,21 @@ export async function settledState(t: TestGateway, accountId: string): Promise<{
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error('a hold stayed open');
+}
+
+/**
+ * The gateway the route-looping tests start: the shipped configuration, with each offering that ships
+ * `unavailable` made available (spec 4.9: PII redaction waits for certification, yet its route's
+ * sample must reach the upstream), so every route's sample answers 200.
+ */
+export async function startSampleGateway(): Promise<TestGateway> {
+  const config = await copyConfig();
+  for (const file of await readdir(join(config.dir, 'providers'))) {
+    const text = await readFile(join(config.dir, 'providers', file), 'utf8');
+    if (!/availability:\s*unavailable/.test(text)) continue;
+    await config.editYaml(`providers/${file}`, (doc) => {
+      for (const offering of doc.offerings ?? []) if (offering.availability === 'unavailable') offering.availability = 'available';
+    });
+  }
+  return startTestGateway({ configFile: config.configFile });
 }

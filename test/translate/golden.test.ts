@@ -19,6 +19,7 @@ import { SseParser, type SseEvent } from '../../src/translate/sse.js';
 import type { GeneratedOutput, Translator, TranslatorOptions } from '../../src/translate/types.js';
 import type { UploadedFile } from '../../src/pipeline/bodies/multipart.js';
 import { FormData } from 'undici';
+import { RawBody } from '../../src/upstream/raw-body.js';
 
 const here = join(projectRoot(), 'test/translate');
 const pairs = readdirSync(here, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name.includes('--')).map((d) => d.name);
@@ -32,6 +33,8 @@ function events(text: string): SseEvent[] {
  * a file part's value `{filename, type, size}`; any other body as is.
  */
 function describeBody(body: unknown): unknown {
+  // A raw upstream body (RawBody): its type and bytes.
+  if (body instanceof RawBody) return { raw: { content_type: body.contentType, base64: body.data.toString('base64') } };
   if (!(body instanceof FormData)) return body;
   return { multipart: [...body.entries()].map(([name, value]) => [name, typeof value === 'string' ? value : { filename: value.name, type: value.type, size: value.size }]) };
 }
@@ -100,8 +103,9 @@ for (const pair of pairs) {
         const headers = existsSync(file('upstream-headers.json')) ? (json(file('upstream-headers.json')) as Record<string, string>) : {};
         const usage = json(file('usage.json'));
         // A binary answer (`answer: binary` operations): the upstream's bytes and the client file they become.
-        if (existsSync(file('upstream-response.mp3'))) {
-          const data = readFileSync(file('upstream-response.mp3'));
+        const binary = ['mp3', 'docx', 'pdf'].map((ext) => file(`upstream-response.${ext}`)).find((path) => existsSync(path));
+        if (binary) {
+          const data = readFileSync(binary);
           const out = translator.file!(data, headers, model);
           expect({ contentType: out.contentType, filename: out.filename, quantities: out.quantities ?? null, sameBytes: out.data.equals(data) }).toEqual(json(file('client-file.json')));
           return;

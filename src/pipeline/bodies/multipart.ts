@@ -25,6 +25,11 @@ export interface MultipartSpec {
   jsonRefuses?: readonly string[];
   /** Most bytes of all file parts together (`body.max_total_bytes`; spec 4.14: up to 16 images). */
   maxTotalBytes?: number;
+  /**
+   * The error of a file part over its size (`body.oversize`): `payload_too_large` (413, the default,
+   * as the vendors' own upload APIs answer) or `invalid_request` (400: issue 12, documents).
+   */
+  oversize?: 'payload_too_large' | 'invalid_request';
 }
 
 /** A received file part. */
@@ -57,23 +62,26 @@ function addField(fields: Record<string, string | string[]>, name: string, value
   else fields[key] = Array.isArray(existing) ? [...existing, value] : [existing, value];
 }
 
+/** The error code of a file part over its size. */
+type OversizeCode = NonNullable<MultipartSpec['oversize']>;
+
 /** The bytes of every file part of one body so far, against the route's `max_total_bytes`. */
 interface FormBudget { used: number; max: number }
 
 /** Reads one file part into memory, refusing it past its declared size or past the form's total. */
-function collect(stream: BusboyFileStream, field: string, spec: FilePartSpec, budget: FormBudget): Promise<Buffer> {
+function collect(stream: BusboyFileStream, field: string, spec: FilePartSpec, budget: FormBudget, oversize: OversizeCode): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     stream.on('data', (chunk: Buffer) => {
       budget.used += chunk.length;
       if (budget.used > budget.max) {
         stream.resume();
-        reject(new GatewayError('payload_too_large', `The files of this request are larger than ${budget.max} bytes together (at '${field}').`, { param: field }));
+        reject(new GatewayError(oversize, `The files of this request are larger than ${budget.max} bytes together (at '${field}').`, { param: field }));
         return;
       }
       chunks.push(chunk);
     });
-    stream.on('limit', () => reject(new GatewayError('payload_too_large', `The file in '${field}' is larger than ${spec.maxBytes} bytes.`, { param: field })));
+    stream.on('limit', () => reject(new GatewayError(oversize, `The file in '${field}' is larger than ${spec.maxBytes} bytes.`, { param: field })));
     stream.on('end', () => resolve(Buffer.concat(chunks)));
     stream.on('error', reject);
   });
@@ -102,6 +110,7 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
     const files: Array<Promise<UploadedFile>> = [];
     const counts = new Map<string, number>();
     const budget: FormBudget = { used: 0, max: spec.maxTotalBytes ?? Number.POSITIVE_INFINITY };
+    const oversize: OversizeCode = spec.oversize ?? 'payload_too_large';
     let failed = false;
     const fail = (error: unknown): void => {
       if (failed) return;
@@ -122,8 +131,8 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
       try {
         const part = admitFile(spec, counts, name, mimeType);
         checkPartText(listName(name), filename ?? '', mimeType ?? '');
-        files.push(collect(file, listName(name), part, budget).then((data) => {
-          if (data.length > part.maxBytes) throw new GatewayError('payload_too_large', `The file in '${listName(name)}' is larger than ${part.maxBytes} bytes.`, { param: listName(name) });
+        files.push(collect(file, listName(name), part, budget, oversize).then((data) => {
+          if (data.length > part.maxBytes) throw new GatewayError(oversize, `The file in '${listName(name)}' is larger than ${part.maxBytes} bytes.`, { param: listName(name) });
           return { field: listName(name), filename, contentType: mimeType, data };
         }));
         files.at(-1)!.catch(fail);
