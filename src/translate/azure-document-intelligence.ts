@@ -10,7 +10,7 @@
  * bodies whose `innererror` says what was wrong (shared with Azure Language).
  */
 import { GatewayError } from '../errors.js';
-import { azureLanguageError } from './azure-language.js';
+import { azureCoreError } from './upstream-error.js';
 import { decodeBase64, imageFormat, imageSize } from './image-input.js';
 import type { TranslatedAnswer, Translator } from './types.js';
 
@@ -149,6 +149,6 @@ export function documentIntelligenceTranslator(
       return { body: out.body, usage: null, outputText: '', quantities: { pages: out.pages } };
     },
     stream: () => { throw new GatewayError('invalid_request', `${what[0]!.toUpperCase()}${what.slice(1)} does not stream.`); },
-    error: azureLanguageError,
+    error: azureCoreError,
   };
 }

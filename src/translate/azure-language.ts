@@ -7,7 +7,6 @@
  */
 import { GatewayError } from '../errors.js';
 import { documentRecords } from '../meters/counters/text-records.js';
-import { mapUpstreamError } from './upstream-error.js';
 
 /** The documents of `text`: a string is one document, an array a batch. */
 export function documentsOf(text: unknown): string[] {
@@ -113,9 +112,3 @@ export function textsOf(list: unknown): string[] {
   });
 }
 
-/** Azure.Core errors (`{error: {code, message, innererror: {code, message}}}`): the inner message says what was wrong. */
-export function azureLanguageError(status: number, body: unknown, headers: Record<string, string>): GatewayError {
-  const error = (body as { error?: { message?: unknown; innererror?: { message?: unknown } } } | null)?.error;
-  const inner = error?.innererror?.message;
-  return mapUpstreamError(status, typeof inner === 'string' ? { error: { message: inner } } : body, headers);
-}

@@ -34,3 +34,13 @@ export function mapUpstreamError(status: number, body: unknown, headers: Record<
   }
   return new GatewayError('upstream_error', `The upstream provider failed (HTTP ${status}).`);
 }
+
+/**
+ * Azure.Core errors, the shape every Azure AI service answers (`{error: {code, message, innererror:
+ * {code, message}}}`): the inner message says what was wrong.
+ */
+export function azureCoreError(status: number, body: unknown, headers: Record<string, string>): GatewayError {
+  const error = (body as { error?: { message?: unknown; innererror?: { message?: unknown } } } | null)?.error;
+  const inner = error?.innererror?.message;
+  return mapUpstreamError(status, typeof inner === 'string' ? { error: { message: inner } } : body, headers);
+}

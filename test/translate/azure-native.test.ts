@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { azureLanguageError, readDocuments, snakeKeys } from '../../src/translate/azure-language.js';
+import { readDocuments, snakeKeys } from '../../src/translate/azure-language.js';
+import { azureCoreError } from '../../src/translate/upstream-error.js';
 import { createTranslator } from '../../src/translate/registry.js';
 
 const analyze = (body: Record<string, unknown>) => createTranslator('native-json', 'azure-language-analyze', { model: 'language-standard', ...body }, 'language-standard');
@@ -81,13 +82,13 @@ describe('moderation answers', () => {
 
 describe('Azure Language errors', () => {
   it('shows the inner message of a request error, hides an authentication failure, keeps a 429 a 429', () => {
-    const bad = azureLanguageError(400, { error: { code: 'InvalidRequest', message: 'Invalid Request.', innererror: { code: 'InvalidDocumentBatch', message: 'Batch request contains too many records.' } } }, {});
+    const bad = azureCoreError(400, { error: { code: 'InvalidRequest', message: 'Invalid Request.', innererror: { code: 'InvalidDocumentBatch', message: 'Batch request contains too many records.' } } }, {});
     expect(bad).toMatchObject({ code: 'invalid_request', status: 400, message: 'Batch request contains too many records.' });
-    expect(azureLanguageError(400, { error: { code: 'InvalidRequest', message: 'Plain message.' } }, {}).message).toBe('Plain message.');
-    const auth = azureLanguageError(401, { error: { code: '401', message: 'Access denied due to invalid subscription key abc123.' } }, {});
+    expect(azureCoreError(400, { error: { code: 'InvalidRequest', message: 'Plain message.' } }, {}).message).toBe('Plain message.');
+    const auth = azureCoreError(401, { error: { code: '401', message: 'Access denied due to invalid subscription key abc123.' } }, {});
     expect(auth).toMatchObject({ code: 'upstream_error', status: 502 });
     expect(auth.message).not.toContain('abc123');
-    expect(azureLanguageError(429, null, { 'retry-after': '7' })).toMatchObject({ code: 'upstream_rate_limited', status: 429 });
+    expect(azureCoreError(429, null, { 'retry-after': '7' })).toMatchObject({ code: 'upstream_rate_limited', status: 429 });
   });
 
   it('writes vendor fields in snake_case at every level, values untouched', () => {

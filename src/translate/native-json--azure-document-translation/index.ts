@@ -18,7 +18,7 @@
 import { Blob } from 'node:buffer';
 import { FormData } from 'undici';
 import { GatewayError } from '../../errors.js';
-import { azureLanguageError } from '../azure-language.js';
+import { azureCoreError } from '../upstream-error.js';
 import { documentPart, DOCX_TYPE, downloadName, fileStem, looksLikeZip, noJson, noStream, notTheDocument } from '../documents.js';
 import type { Translator, TranslatorOptions } from '../types.js';
 
@@ -60,6 +60,6 @@ export function createNativeJsonToAzureDocumentTranslation(clientBody: Record<st
       return { data, contentType: DOCX_TYPE, filename: downloadName(clientName, to, 'docx'), quantities: { characters } };
     },
     stream: noStream,
-    error: azureLanguageError,
+    error: azureCoreError,
   };
 }

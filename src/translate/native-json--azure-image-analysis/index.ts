@@ -17,7 +17,7 @@
  */
 import { GatewayError } from '../../errors.js';
 import { RawBody } from '../../upstream/raw-body.js';
-import { azureLanguageError } from '../azure-language.js';
+import { azureCoreError } from '../upstream-error.js';
 import { readImageInput, type ImageLimits } from '../image-input.js';
 import type { Translator, TranslatorOptions } from '../types.js';
 import { featureFields, imageFacts } from './answer.js';
@@ -61,6 +61,6 @@ export function createNativeJsonToAzureImageAnalysis(clientBody: Record<string, 
       return { body, usage: null, outputText: '', quantities: { features } };
     },
     stream: () => { throw new GatewayError('invalid_request', 'Image analysis does not stream.'); },
-    error: azureLanguageError,
+    error: azureCoreError,
   };
 }

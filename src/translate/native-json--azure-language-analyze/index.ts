@@ -9,7 +9,8 @@
  */
 import { GatewayError } from '../../errors.js';
 import type { Translator, TranslatorOptions } from '../types.js';
-import { analysisInput, azureLanguageError, documentsOf, malformed, readDocuments } from '../azure-language.js';
+import { analysisInput, documentsOf, malformed, readDocuments } from '../azure-language.js';
+import { azureCoreError } from '../upstream-error.js';
 
 type Kind = 'SentimentAnalysis' | 'EntityRecognition' | 'KeyPhraseExtraction' | 'PiiEntityRecognition' | 'LanguageDetection';
 
@@ -48,6 +49,6 @@ export function createNativeJsonToAzureLanguageAnalyze(clientBody: Record<string
       };
     },
     stream: () => { throw new GatewayError('invalid_request', 'Language analysis does not stream.'); },
-    error: azureLanguageError,
+    error: azureCoreError,
   };
 }

@@ -12,7 +12,8 @@
 import { GatewayError } from '../../errors.js';
 import { textElements } from '../../meters/counters/text-elements.js';
 import type { Translator, TranslatorOptions } from '../types.js';
-import { analysisInput, azureLanguageError, documentsOf, malformed, readDocuments, textsOf } from '../azure-language.js';
+import { analysisInput, documentsOf, malformed, readDocuments, textsOf } from '../azure-language.js';
+import { azureCoreError } from '../upstream-error.js';
 
 /** Text elements of all documents of one job (Microsoft's data limits; over it the whole job is refused). */
 export const MAX_JOB_ELEMENTS = 125_000;
@@ -75,6 +76,6 @@ export function createNativeJsonToAzureLanguageSummarize(clientBody: Record<stri
       };
     },
     stream: () => { throw new GatewayError('invalid_request', 'Summarization does not stream.'); },
-    error: azureLanguageError,
+    error: azureCoreError,
   };
 }
