@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cookie, CSRF_COOKIE, fromLoopback, readCookies, SESSION_COOKIE } from '../cookies.js';
 import { checkAnonymousCsrf, checkSessionCsrf, ConsoleRefusal, formOf, redirect, sendPage, sessionOf, type ConsoleDeps } from '../context.js';
 import { csrfField, esc, page } from '../html.js';
+import type { MailMessage } from '../mail.js';
 import { hashPassword, PASSWORD_LIMITS, verifyPassword } from '../passwords.js';
 import { closeSession, createSignup, findUser, newSecret, openSession, userExists, verifySignup } from '../store.js';
 
@@ -62,6 +63,16 @@ function normalisedEmail(raw: string | undefined): string {
   return email;
 }
 
+/** Sends a console mail; a transport failure is the gateway's 503, logged without the message (it holds the link). */
+async function sendMail(deps: ConsoleDeps, message: MailMessage): Promise<void> {
+  try {
+    await deps.mail.send(message);
+  } catch (error) {
+    deps.log('console mail not sent', { transport: deps.mail.kind, error: error instanceof Error ? error.message : String(error) }, 'error');
+    throw new ConsoleRefusal(503, 'We could not send the email right now. Try again in a few minutes.');
+  }
+}
+
 async function signup(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const form = formOf(req);
   checkAnonymousCsrf(req, form);
@@ -72,12 +83,12 @@ async function signup(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyRepl
   }
   const origin = linkOrigin(deps, req);
   if (await userExists(deps.db, email)) {
-    await deps.mail.send({ to: email, subject: 'Your AI Gateway account', text: `Someone asked to create an AI Gateway account for this address, which already has one.\nSign in at ${origin}/console. If this was not you, ignore this message.\n` });
+    await sendMail(deps, { to: email, subject: 'Your AI Gateway account', text: `Someone asked to create an AI Gateway account for this address, which already has one.\nSign in at ${origin}/console. If this was not you, ignore this message.\n` });
   } else {
     const settings = deps.settings();
     const token = await createSignup(deps.db, email, await hashPassword(password), settings.verificationTtlMs, deps.clock.now());
     const hours = Math.round(settings.verificationTtlMs / 3_600_000);
-    await deps.mail.send({ to: email, subject: 'Verify your email for AI Gateway', text: `Follow this link to create your AI Gateway account:\n\n${origin}/console/verify?token=${token}\n\nThe link works once, for ${hours} hours.\n` });
+    await sendMail(deps, { to: email, subject: 'Verify your email for AI Gateway', text: `Follow this link to create your AI Gateway account:\n\n${origin}/console/verify?token=${token}\n\nThe link works once, for ${hours} hours.\n` });
   }
   await sendPage(reply, page('Check your email', `<section><p>We sent a verification link to <strong>${esc(email)}</strong>. Follow it to create your account.</p><p><a href="/console">Back to sign in</a></p></section>`));
 }
