@@ -55,6 +55,22 @@ function rewrite(node: unknown, resolveRef: (ref: string) => string): unknown {
   return out;
 }
 
+/** The query parameters the gateway's own list handlers read (src/pipeline/local), by handler. */
+const HANDLER_QUERY: Readonly<Record<string, Json[]>> = {
+  'models-list': [{ name: 'service_type', in: 'query', required: false, schema: { type: 'string' } }],
+  // src/pipeline/local/message-files.ts: `page` is the previous answer's next_page; `after_id` the SDK's cursor.
+  'message-files-list': [
+    { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } },
+    { name: 'page', in: 'query', required: false, schema: { type: 'string' } },
+    { name: 'after_id', in: 'query', required: false, schema: { type: 'string' } },
+  ],
+  // src/pipeline/local/skills.ts: `source` filters by the vendor's built-in source value.
+  'skills-list': [
+    { name: 'source', in: 'query', required: false, schema: { type: 'string' } },
+    { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+  ],
+};
+
 function operation(gateway: CompiledGateway, route: CompiledRoute, components: Json, errorRef: string): Json {
   const m = route.manifest;
   const schemas = m.schemas ?? {};
@@ -69,7 +85,7 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
   }
   const op: Json = { operationId: m.id, summary: m.summary, security: [{ bearer: [] }, { apiKey: [] }], responses };
   const params: Json[] = [...m.path.matchAll(/\{([^}]+)\}/g)].map((p) => ({ name: p[1], in: 'path', required: true, schema: { type: 'string' } }));
-  if (m.handler === 'models-list') params.push({ name: 'service_type', in: 'query', required: false, schema: { type: 'string' } });
+  params.push(...(HANDLER_QUERY[m.handler] ?? []));
   // A required header may come under an alias, so each name is optional here; the gateway answers 400 without any.
   for (const h of m.require_headers ?? []) {
     for (const name of [h.name, ...(h.aliases ?? [])]) {

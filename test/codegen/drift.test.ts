@@ -27,5 +27,10 @@ describe('codegen', () => {
     expect(Object.keys(chat.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
     expect(chat.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ChatCompletionRequest');
     expect(doc.paths['/v1/models/{model}'].get.parameters[0]).toMatchObject({ name: 'model', in: 'path' });
+    // The gateway's own list handlers document the query parameters they read.
+    const queryOf = (path: string): string[] => doc.paths[path].get.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name);
+    expect(queryOf('/v1/files')).toEqual(['limit', 'page', 'after_id']);
+    expect(queryOf('/v1/skills')).toEqual(['source', 'limit']);
+    expect(queryOf('/v1/models')).toEqual(['service_type']);
   });
 });
