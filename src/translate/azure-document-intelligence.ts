@@ -11,7 +11,7 @@
  */
 import { GatewayError } from '../errors.js';
 import { azureCoreError } from './upstream-error.js';
-import { decodeBase64, imageFormat, imageSize } from './image-input.js';
+import { base64Payload, decodeBase64, imageFormat, imageSize } from './image-input.js';
 import type { TranslatedAnswer, Translator } from './types.js';
 
 /**
@@ -28,16 +28,13 @@ export const IMAGE_SIDE = { min: 50, max: 10_000 } as const;
  */
 export const STRING_INDEX_TYPE = 'unicodeCodePoint';
 
-/** `data:<type>;base64,<payload>`, the form `url_inputs` leaves in the field. */
-const DATA_URL = /^data:([a-z0-9.+/-]+);base64,(.*)$/is;
-
 type Rec = Record<string, unknown>;
 
 /** The bytes of the input field (a data URL, or plain base64 when no `url_inputs` step ran), checked. */
 export function documentBytes(value: unknown, param: string): { base64: string; bytes: Buffer } {
   const text = typeof value === 'string' ? value : '';
-  const payload = DATA_URL.exec(text)?.[2] ?? text;
-  const bytes = decodeBase64(payload);
+  const payload = base64Payload(text);
+  const bytes = payload === null ? null : decodeBase64(payload);
   if (!bytes || bytes.length === 0) throw new GatewayError('invalid_request', `'${param}' is not valid base64 or a base64 data URL.`, { param });
   const format = imageFormat(bytes);
   const size = format ? imageSize(bytes, format) : undefined;

@@ -64,7 +64,7 @@ export function decodeBase64(text: string): Buffer | null {
 }
 
 /** The base64 payload of a data URL (`data:<type>[;params];base64,<payload>`), the text itself otherwise, or null for a data URL that is not base64. */
-function payload(value: string): string | null {
+export function base64Payload(value: string): string | null {
   if (!/^data:/i.test(value)) return value;
   const comma = value.indexOf(',');
   if (comma < 0 || !/;base64$/i.test(value.slice(0, comma))) return null;
@@ -75,7 +75,7 @@ function payload(value: string): string | null {
 export function readImageInput(value: unknown, param: string, limits: ImageLimits): ImageInput {
   const refuse = (message: string) => new GatewayError('invalid_request', message, { param });
   if (typeof value !== 'string') throw refuse(`'${param}' must be a base64 string or a data URL.`);
-  const text = payload(value);
+  const text = base64Payload(value);
   const bytes = text === null ? null : decodeBase64(text);
   if (!bytes) throw refuse(`'${param}' is not valid base64: send the image as base64, or as a data URL with base64 content (data:image/png;base64,...).`);
   if (bytes.length > limits.maxBytes) throw refuse(`The image is ${bytes.length} bytes; the limit is ${limits.maxBytes} bytes.`);

@@ -39,8 +39,12 @@ function keysBody(keys: KeyListing[], csrf: string, shown: { key: string; name: 
 <p><button type="submit">Create key</button></p></form></section><section aria-labelledby="keys-h"><h2 id="keys-h">Keys</h2>${table}</section>`;
 }
 
-async function render(deps: ConsoleDeps, reply: FastifyReply, session: UserSession, shown: { key: string; name: string } | null, flash: { kind: 'ok' | 'error'; text: string } | null): Promise<void> {
+/** A key just made, shown once: its text and its id (its name comes from the listing). */
+interface NewKey { id: string; key: string }
+
+async function render(deps: ConsoleDeps, reply: FastifyReply, session: UserSession, created: NewKey | null, flash: { kind: 'ok' | 'error'; text: string } | null): Promise<void> {
   const keys = await listKeys(deps.db, session.user.accountId, deps.clock.now());
+  const shown = created ? { key: created.key, name: keys.find((k) => k.id === created.id)?.name ?? '' } : null;
   const html = page('API keys', keysBody(keys, session.csrfToken, shown), { nav: { active: 'keys', csrf: session.csrfToken, who: session.user.email }, flash, scripts: ['/console/assets/console.js'] });
   await sendPage(reply, html);
 }
@@ -78,7 +82,7 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps): voi
     if (name === '' || name.length > NAME_MAX || /[\x00-\x1f\x7f]/.test(name)) throw new ConsoleRefusal(400, `Give the key a name of 1 to ${NAME_MAX} characters.`);
     const created = await deps.ledger.createKey(session.user.accountId, name);
     deps.log('console key created', { account_id: session.user.accountId, key_id: created.id });
-    await render(deps, reply, session, { key: created.key, name }, { kind: 'ok', text: 'Key created.' });
+    await render(deps, reply, session, created, { kind: 'ok', text: 'Key created.' });
   });
   scope.post('/console/keys/:id/rotate', async (req, reply) => {
     const action = await keyAction(deps, req, reply);
@@ -86,8 +90,7 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps): voi
     const rotated = await deps.ledger.rotateKey(action.keyId, action.session.user.accountId).catch(notFound);
     deps.auth.clear();
     deps.log('console key rotated', { account_id: action.session.user.accountId, old_key_id: action.keyId, key_id: rotated.id });
-    const name = (await listKeys(deps.db, action.session.user.accountId, deps.clock.now())).find((k) => k.id === rotated.id)?.name ?? '';
-    await render(deps, reply, action.session, { key: rotated.key, name }, { kind: 'ok', text: 'Key rotated: the old key no longer works.' });
+    await render(deps, reply, action.session, rotated, { kind: 'ok', text: 'Key rotated: the old key no longer works.' });
   });
   scope.post('/console/keys/:id/revoke', async (req, reply) => {
     const action = await keyAction(deps, req, reply);

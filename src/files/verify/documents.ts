@@ -52,6 +52,10 @@ export function documentTextCharacters(xml: string): number {
   return total;
 }
 
+const CONTENT_TYPES = '[Content_Types].xml';
+/** Where word processors put the main document part. */
+const CONVENTIONAL_MAIN = 'word/document.xml';
+
 /** The largest main document part read for its text (the whole DOCX is at most a few MiB). */
 const MAX_MAIN_PART_BYTES = 64 * 1024 * 1024;
 
@@ -65,10 +69,12 @@ export async function measureDocx(bytes: Buffer): Promise<Measured<{ characters:
     const what = await describeBytes(bytes);
     return { ok: false, reason: what === LABELS[OFFICE_TYPES.docx.mime] ? verdict.reason : `The bytes are ${what}.` };
   }
-  const types = await inspectZip(bytes, {}, { keep: ['[Content_Types].xml'] });
-  const typesXml = types.ok ? types.entries.get('[Content_Types].xml')?.toString('utf8') ?? '' : '';
-  const main = (MAIN_PART.exec(typesXml) ?? MAIN_PART_REVERSED.exec(typesXml))?.[1] ?? 'word/document.xml';
-  const zip = await inspectZip(bytes, {}, { keep: [main], keepMaxBytes: MAX_MAIN_PART_BYTES });
+  // One pass keeps the content types and the conventional main part; a package naming another main part needs a second.
+  let zip = await inspectZip(bytes, {}, { keep: [CONTENT_TYPES, CONVENTIONAL_MAIN], keepMaxBytes: MAX_MAIN_PART_BYTES });
+  if (!zip.ok) return { ok: false, reason: zip.reason };
+  const typesXml = zip.entries.get(CONTENT_TYPES)?.toString('utf8') ?? '';
+  const main = (MAIN_PART.exec(typesXml) ?? MAIN_PART_REVERSED.exec(typesXml))?.[1] ?? CONVENTIONAL_MAIN;
+  if (!zip.entries.has(main)) zip = await inspectZip(bytes, {}, { keep: [main], keepMaxBytes: MAX_MAIN_PART_BYTES });
   if (!zip.ok) return { ok: false, reason: zip.reason };
   return { ok: true, characters: documentTextCharacters(zip.entries.get(main)?.toString('utf8') ?? '') };
 }
