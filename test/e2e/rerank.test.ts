@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { describeStore, storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { expectUntouched, postJson, type JsonAnswer } from '../helpers/native.js';
+import { expectUntouched, listedAndCatalogued, postJson, type JsonAnswer } from '../helpers/native.js';
 
 describeStore(`rerank (${storeKind})`, () => {
   let t: TestGateway;
@@ -93,5 +93,12 @@ describeStore(`rerank (${storeKind})`, () => {
     expect(refused.json.error).toMatchObject({ code: 'insufficient_balance', param: null });
     expect(refused.json.error.message).toBe('Insufficient balance: this request needs $0.002 reserved (1 search at $2 per 1000); $0.001 is available. Top up.');
     await untouched(poor, 1_000_000n);
+  });
+
+  it('lists the rerank offering under ?service_type=rerank, and the catalogue prices it per 1,000 searches as a decimal string', async () => {
+    const { ids, entry } = await listedAndCatalogued(t, 'rerank', 'rerank-pro');
+    expect(ids).toEqual(['rerank-pro']);
+    expect(entry).toMatchObject({ provider: 'cohere', service_type: 'RERANK', availability: 'available' });
+    expect(entry!.billing).toEqual({ unit: 'search', per: 1000, prices: { search: '2.00' } });
   });
 });

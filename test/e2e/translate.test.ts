@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { describeStore, storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { expectUntouched, postJson, type JsonAnswer } from '../helpers/native.js';
+import { expectUntouched, listedAndCatalogued, postJson, type JsonAnswer } from '../helpers/native.js';
 
 describeStore(`translate (${storeKind})`, () => {
   let t: TestGateway;
@@ -89,5 +89,12 @@ describeStore(`translate (${storeKind})`, () => {
     const fits = await translate(account.key, { text: 'Hello', to: ['de', 'fr'] });
     expect(fits.status).toBe(200);
     expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n });
+  });
+
+  it('lists the translation offering under ?service_type=translation, and the catalogue prices it per 1M characters as a decimal string', async () => {
+    const { ids, entry } = await listedAndCatalogued(t, 'translation', 'translator-standard');
+    expect(ids).toEqual(['translator-standard']);
+    expect(entry).toMatchObject({ provider: 'azure_translator', service_type: 'TRANSLATION', availability: 'available' });
+    expect(entry!.billing).toEqual({ unit: 'character', per: 1000000, prices: { character: '10.00' } });
   });
 });

@@ -18,3 +18,13 @@ export async function expectUntouched(t: TestGateway, account: { id: string }, b
   expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano, heldNano: 0n, openHolds: 0 });
   expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
 }
+
+/** The ids `GET /v1/models?service_type=<type>` lists (any key), and the public catalogue's entry for `offering`. */
+export async function listedAndCatalogued(t: TestGateway, serviceType: string, offering: string): Promise<{ ids: string[]; entry: Record<string, any> | undefined }> {
+  const account = await t.account('0');
+  const res = await fetch(`${t.url}/v1/models?service_type=${serviceType}`, { headers: { authorization: `Bearer ${account.key}` } });
+  expect(res.status).toBe(200);
+  const ids = ((await res.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
+  const catalog = (await (await fetch(`${t.url}/api/public/catalog`)).json()) as { data: Array<Record<string, any>> };
+  return { ids, entry: catalog.data.find((o) => o.id === offering) };
+}
