@@ -6,13 +6,19 @@
  * Ocp-Apim-Subscription-Key header. The mocks' answers are placeholders (a job's operation-location is
  * http://example.com, which the gateway refuses to follow), so the client's answer is not the point
  * here: the simulator and test/e2e/{moderations,language}.test.ts check answers and billing.
+ *
+ * The summarization job's poll is checked on its own, as prism-azure-document-intelligence.test.ts
+ * does: the gateway's own UpstreamClient (`poll()`, what src/pipeline/forward/poll.ts calls for each
+ * poll) GETs the operation-location a real resource answers, `/language/analyze-text/jobs/{jobId}` with
+ * the manifest's api-version, on the mock's origin; Prism must log it with no violation and the key.
  */
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 import { storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { gatewayRequestAsLogged, startPrismMock, stopChild, type PrismLoggedRequest, type PrismProcess } from '../helpers/prism.js';
+import { gatewayRequestAsLogged, loggedRequestsSince, logMark, startPrismMock, stopChild, type PrismLoggedRequest, type PrismProcess } from '../helpers/prism.js';
 import { png } from '../helpers/images.js';
 
 const SPECS = resolve(projectRoot(), '../shared/specs/azure');
@@ -81,5 +87,29 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: the Azure Content
     expect(extractive.status).toBe(502);
     const abstractive = await upstreamOf(language, '/v1/language/summarize', { text: 'Sales rose. Costs fell.', summary_length: 'short' }, '/language/analyze-text/jobs');
     expect(abstractive.logged.lines.join('\n')).toContain('"tasks":[{"kind":"AbstractiveSummarization","taskName":"summarize","parameters":{"summaryLength":"short","stringIndexType":"UnicodeCodePoint"}}]');
+  });
+
+  it('the summarization job poll: GET /language/analyze-text/jobs/{jobId} as the gateway sends it validates', async () => {
+    const provider = t.gw.generation().gateway.providers.get('azure_language')!;
+    // The operation-location a real resource answers carries the api-version the job was created with.
+    const version = new URLSearchParams(provider.operations.summarize!.query).get('api-version');
+    expect(version).toBe('2026-05-01');
+    const jobId = randomUUID();
+    const mark = logMark(language);
+    const answer = await t.gw.runtime.upstream.poll(provider, `${language.url}/language/analyze-text/jobs/${jobId}?api-version=${version}`, new AbortController().signal);
+    const text = await answer.body.text();
+    const [logged, ...rest] = await loggedRequestsSince(language, mark, 1);
+    const detail = `${answer.status}: ${text.slice(0, 300)}\n${logged?.lines.join('\n')}`;
+    expect(rest, detail).toEqual([]);
+    expect(`${logged!.method} ${logged!.path}`, detail).toBe(`GET /language/analyze-text/jobs/${jobId}`);
+    expect([logged!.violations, logged!.passed], detail).toEqual([[], true]);
+    expect(logged!.headers['ocp-apim-subscription-key'], detail).toBe('language-test-not-real');
+    expect(answer.status, detail).toBe(200);
+    // The validation has teeth: a job id that is not the spec's uuid, or no api-version, is refused.
+    for (const bad of [`/language/analyze-text/jobs/not-a-uuid?api-version=${version}`, `/language/analyze-text/jobs/${jobId}`]) {
+      const wrong = await t.gw.runtime.upstream.poll(provider, `${language.url}${bad}`, new AbortController().signal);
+      await wrong.body.dump();
+      expect(wrong.status, bad).toBe(422);
+    }
   });
 });
