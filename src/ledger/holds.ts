@@ -1,13 +1,15 @@
 /**
  * Holds: reserve before the upstream call, then settle (charge actual usage), release (charge
  * nothing) or let the sweeper expire it. Exactly one of settle/release/sweep gives a hold's amount
- * back: the one that closes it. Every movement runs in the database functions of migration 003
- * (ledger_settle as redefined by 004, which also stores each row's key_id), batched by group commit
- * (one round trip and one commit for the calls that arrive together); lock order is always hold rows
- * by id, then account rows by id.
+ * back: the one that closes it. Calls are batched by group commit (one round trip and one commit for
+ * the calls that arrive together): a batch of one runs its own prepared statement (hold-statements.ts),
+ * a larger one the database functions of migration 003 (ledger_settle as redefined by 004, which also
+ * stores each row's key_id; ledger_batch as redefined by 006). Lock order is always hold rows by id,
+ * then account rows by id.
  */
 import type { Db } from '../store/db.js';
 import { GroupCommit } from './group-commit.js';
+import { batchStatement, RELEASE_ONE, RESERVE_ONE, SETTLE_ONE } from './hold-statements.js';
 import { sortableId } from './ids.js';
 import { checkCharge, rowsOfHold, storedDetails } from './usage.js';
 import { LedgerError, type UsageRow, type UsageRowInput } from './types.js';
@@ -47,18 +49,44 @@ function storedRows(accountId: string, rows: UsageRowInput[]): UsageRow[] {
   }));
 }
 
+/** What a settle's line says, turned into the settle's answer. */
+function settleResult(db: Db, op: Extract<HoldOp, { kind: 'settle' }>, line: Pick<BatchLine, 'status' | 'charged_at'> | undefined): Promise<HoldResult> | HoldResult {
+  if (!line) return new Error(`the ledger returned no line for the settle of hold ${op.input.holdId}`);
+  if (line.status === 'not_found') return new LedgerError('not_found', `hold ${op.input.holdId} not found for account ${op.input.accountId}`);
+  if (line.status === 'already_settled') return rowsOfHold(db, op.input.holdId).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+  const createdAt = line.charged_at instanceof Date ? line.charged_at : new Date(line.charged_at);
+  return op.rows.map((r) => ({ ...r, createdAt }));
+}
+
+/** A batch of one: its own prepared statement (src/ledger/hold-statements.ts), one round trip. */
+async function runOne(db: Db, op: HoldOp): Promise<HoldResult> {
+  if (op.kind === 'reserve') {
+    const { holdId, accountId, amountNano, ttlMs } = op.input;
+    return (await db.run(RESERVE_ONE, [holdId, accountId, amountNano.toString(), ttlMs])).length === 1;
+  }
+  if (op.kind === 'release') {
+    await db.run(RELEASE_ONE, [op.holdId]);
+    return undefined;
+  }
+  const lines = await db.run<BatchLine>(SETTLE_ONE, [op.input.holdId, op.input.accountId, JSON.stringify(op.rows.map(rowPayload))]);
+  return settleResult(db, op, lines[0]);
+}
+
 /**
- * Sends one batch through ledger_batch (migration 003): settles, releases, then reserves, in one
- * transaction. It rejects only when that call fails (the transaction rolled back, so the batch may be
- * retried); what goes wrong for one settle after the commit is that settle's own answer.
+ * Sends one batch: alone, through its own statement; several, through ledger_batch (migration 003):
+ * settles, releases, then reserves, in one transaction. It rejects only when that call fails (the
+ * transaction rolled back, so the batch may be retried); what goes wrong for one settle after the
+ * commit is that settle's own answer. A batch with a settle commits durably; one without need not
+ * wait for the WAL flush (migration 006).
  */
 async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
+  if (ops.length === 1) return [await runOne(db, ops[0]!)];
   const batch = {
     settle: ops.flatMap((op) => (op.kind === 'settle' ? [settlePayload(op)] : [])),
     release: ops.flatMap((op) => (op.kind === 'release' ? [op.holdId] : [])),
     reserve: ops.flatMap((op) => (op.kind === 'reserve' ? [{ hold: op.input.holdId, account: op.input.accountId, amount: op.input.amountNano.toString(), ttl_ms: op.input.ttlMs }] : [])),
   };
-  const lines = await db.query<BatchLine>('SELECT kind, n, status, charged_at FROM ledger_batch($1::jsonb)', [JSON.stringify(batch)]);
+  const lines = await db.run<BatchLine>(batchStatement(batch.settle.length > 0), [JSON.stringify(batch)]);
   const settled = new Map(lines.filter((l) => l.kind === 'settle').map((l) => [Number(l.n), l]));
   const reserved = new Set(lines.filter((l) => l.kind === 'reserve').map((l) => Number(l.n)));
   let settles = 0;
@@ -66,12 +94,7 @@ async function runBatch(db: Db, ops: HoldOp[]): Promise<HoldResult[]> {
   return Promise.all(ops.map(async (op): Promise<HoldResult> => {
     if (op.kind === 'reserve') return reserved.has(++reserves);
     if (op.kind === 'release') return undefined;
-    const line = settled.get(++settles);
-    if (!line) return new Error(`ledger_batch returned no line for settle ${settles}`);
-    if (line.status === 'not_found') return new LedgerError('not_found', `hold ${op.input.holdId} not found for account ${op.input.accountId}`);
-    if (line.status === 'already_settled') return rowsOfHold(db, op.input.holdId).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-    const createdAt = line.charged_at instanceof Date ? line.charged_at : new Date(line.charged_at);
-    return op.rows.map((r) => ({ ...r, createdAt }));
+    return settleResult(db, op, settled.get(++settles));
   }));
 }
 

@@ -9,7 +9,7 @@ import type { Availability } from '../observability/availability.js';
 import { migrate } from './migrate.js';
 import type { Db } from './types.js';
 
-export type { Db, Queryable, Tx } from './types.js';
+export type { Db, Queryable, Statement, Tx } from './types.js';
 
 /** Options for {@link openDb}. */
 export interface OpenDbOptions {

@@ -1,7 +1,7 @@
 /** The embedded driver: PGlite (PostgreSQL in WASM). PGlite runs one query at a time itself. */
 import { mkdirSync } from 'node:fs';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
-import type { Db, Tx } from './types.js';
+import type { Db, Statement, Tx } from './types.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 
 /** Same row shapes as node-postgres: int8 and numeric as decimal strings. */
@@ -48,6 +48,10 @@ export async function openPglite(dataDir: string): Promise<Db> {
     },
     async exec(sql: string) {
       await pg.exec(sql);
+    },
+    // One process writes the embedded store: nothing to prepare per connection, nothing to flush early.
+    async run<T>(statement: Statement, params: unknown[]) {
+      return (await pg.query<T>(statement.text, params)).rows;
     },
     transaction<T>(fn: (tx: Tx) => Promise<T>) {
       return pg.transaction((tx) => fn(wrapTx(tx)));

@@ -7,10 +7,17 @@ import pg from 'pg';
 import { DependencyUnavailableError } from '../errors.js';
 import type { Availability } from '../observability/availability.js';
 import { isConnectionError } from './connection-errors.js';
-import type { Db, Tx } from './types.js';
+import type { Db, Statement, Tx } from './types.js';
 
 /** How long a call may wait for a connection (a new one, or a free one from the pool). */
 const CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * Connections of the second pool, which runs `commit: 'async'` statements with synchronous_commit off
+ * for the whole session (a setting made at connect, so a statement needs no SET of its own). The
+ * ledger sends at most two batches at a time (src/ledger/group-commit.ts).
+ */
+const ASYNC_POOL_SIZE = 2;
 
 function handle(client: pg.PoolClient): Tx {
   return {
@@ -39,17 +46,23 @@ async function guarded<T>(availability: Availability | undefined, call: () => Pr
 /** Opens a pg.Pool on `databaseUrl` and checks it answers. No migrations. */
 export async function openPostgres(databaseUrl: string, opts: { max?: number; availability?: Availability } = {}): Promise<Db> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const asyncPool = new pg.Pool({
+    connectionString: databaseUrl, max: ASYNC_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options: '-c synchronous_commit=off',
+  });
   const availability = opts.availability;
   let closed = false;
   // An idle client losing its connection must not crash the process; the next query reconnects.
   // After close(), pool.end() may resolve before the server has seen every disconnect: stay quiet.
-  pool.on('error', (err) => {
+  const onIdleError = (err: Error) => {
     if (!closed) availability?.down(err);
-  });
+  };
+  pool.on('error', onIdleError);
+  asyncPool.on('error', onIdleError);
   try {
     await pool.query('SELECT 1');
   } catch (err) {
     await pool.end().catch(() => undefined);
+    await asyncPool.end().catch(() => undefined);
     throw err;
   }
   return {
@@ -60,13 +73,17 @@ export async function openPostgres(databaseUrl: string, opts: { max?: number; av
     async exec(sql: string) {
       await guarded(availability, () => pool.query(sql));
     },
+    run<T>(statement: Statement, values: unknown[]) {
+      const target = statement.commit === 'async' ? asyncPool : pool;
+      return guarded(availability, async () => (await target.query({ name: statement.name, text: statement.text, values })).rows as T[]);
+    },
     transaction<T>(fn: (tx: Tx) => Promise<T>) {
       return guarded(availability, () => runTransaction(pool, fn));
     },
     async close() {
       if (closed) return;
       closed = true;
-      await pool.end();
+      await Promise.all([pool.end(), asyncPool.end()]);
     },
   };
 }

@@ -14,9 +14,18 @@ export interface Tx extends Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/**
+ * A statement run often enough to be prepared: parsed and planned once per connection under its
+ * `name` (one text per name). `commit: 'async'` runs it where a commit does not wait for the WAL flush
+ * (synchronous_commit = off): only for money movements a crash may safely forget (migration 006).
+ */
+export interface Statement { readonly name: string; readonly text: string; readonly commit: 'durable' | 'async'; }
+
 /** An open store. Inside `transaction`, use only the `tx` handle: on PGlite the outer handle waits. */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /** Runs a prepared statement alone, as its own transaction, committed as the statement says. */
+  run<T = Record<string, unknown>>(statement: Statement, params: unknown[]): Promise<T[]>;
   /** Runs `fn` in BEGIN ... COMMIT (READ COMMITTED); any throw rolls back and is rethrown. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Runs a multi-statement script without parameters, outside any transaction. */

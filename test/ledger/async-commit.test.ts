@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/ledger.js';
-import type { Queryable } from '../../src/store/db.js';
+import { batchStatement, RELEASE_ONE, RESERVE_ONE, SETTLE_ONE } from '../../src/ledger/hold-statements.js';
+import type { Queryable, Statement } from '../../src/store/db.js';
 import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
 
 const X = 1_000_000n;
@@ -83,5 +84,31 @@ describeStore(`ledger_batch commit mode (${storeKind})`, () => {
     await conn.query('SELECT kind, n, status FROM ledger_batch($1::jsonb)', [batch({ release: [a] })]);
     expect(await setting()).toBe('on');
     expect(await ledger.getAccount(accountId)).toMatchObject({ heldNano: 0n, openHolds: 0 });
+  });
+});
+
+/**
+ * The statements a batch of one runs (src/ledger/hold-statements.ts): a reserve and a release on the
+ * store's connections that commit without the WAL flush, a settle on those that wait for it.
+ */
+describeStore(`hold statements' commit mode (${storeKind})`, () => {
+  let t: Awaited<ReturnType<typeof openTestDb>>;
+  beforeAll(async () => { t = await openTestDb(); });
+  afterAll(() => t?.dispose());
+
+  const modeOf = async (commit: Statement['commit']) =>
+    (await t.db.run<{ s: string }>({ name: `probe_${commit}`, commit, text: "SELECT current_setting('synchronous_commit') AS s" }, []))[0]!.s;
+
+  it('declares async commits for reserve and release only', () => {
+    expect([RESERVE_ONE.commit, RELEASE_ONE.commit, SETTLE_ONE.commit]).toEqual(['async', 'async', 'durable']);
+    expect(batchStatement(true).commit).toBe('durable');
+    expect(batchStatement(false).commit).toBe('async');
+  });
+
+  it.runIf(storeKind === 'postgres')('runs an async statement with synchronous_commit off and a durable one with the server setting', async () => {
+    expect(await modeOf('async')).toBe('off');
+    expect(await modeOf('durable')).toBe('on');
+    // The setting belongs to the async connections: the store's other statements keep the server's.
+    expect((await t.db.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s"))[0]!.s).toBe('on');
   });
 });

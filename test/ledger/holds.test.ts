@@ -164,6 +164,26 @@ describeStore(`holds (${storeKind})`, () => {
     for (const line of await ledger.reconcile()) expect(line.differenceNano, line.accountId).toBe(0n);
   });
 
+  it('two gateways on one store, each sending its movements alone, give each hold back exactly once', async () => {
+    // Each ledger batches only its own calls: one call each per turn, so every movement below runs as
+    // its own statement (src/ledger/hold-statements.ts), racing the other gateway's on the same hold.
+    const other = new Ledger(t.db);
+    const id = await account(1000n * X);
+    const ids = Array.from({ length: 30 }, holdId);
+    for (const [i, h] of ids.entries()) {
+      const [a, b] = i % 2 === 0 ? [ledger, other] : [other, ledger];
+      await a.reserve({ holdId: h, accountId: id, amountNano: 10n * X, ttlMs: i % 3 === 0 ? 1 : 60_000 });
+    }
+    await sleep(20);
+    for (const [i, h] of ids.entries()) {
+      const settle = (l: Ledger) => l.settle({ holdId: h, accountId: id, rows: [row(3n * X)] });
+      await Promise.all(i % 3 === 1 ? [settle(ledger), other.release(h)] : i % 3 === 2 ? [ledger.release(h), settle(other)] : [settle(other), settle(ledger), other.sweepExpiredHolds()]);
+    }
+    expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 1000n * X - 30n * 3n * X, heldNano: 0n, openHolds: 0 });
+    expect((await ledger.listUsage(id, { limit: 500 })).data).toHaveLength(30);
+    await expectBalanced();
+  });
+
   it('bigints in usage details are stored and returned as decimal strings', async () => {
     const id = (await ledger.createAccount({ balanceNano: 10n * X })).id;
     const h = holdId();
