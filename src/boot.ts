@@ -30,7 +30,7 @@ import { GatewayMetrics } from './observability/metrics.js';
 import { buildServer } from './server/app.js';
 import { drain } from './server/drain.js';
 import { buildGeneration, type Generation } from './server/generation.js';
-import { startSimulator, type Simulator } from './sim/server.js';
+import type { Simulator } from './sim/server.js';
 import { openDb, type Db } from './store/db.js';
 import type { ConsoleDeps } from './console/routes.js';
 import { mailTransportFromEnv } from './console/mail.js';
@@ -89,6 +89,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   let simulator: Simulator | null = null;
   const simulatorFor = async (r: typeof raw): Promise<string | null> => {
     if (!simulator && r.providers.some((p) => needsSimulator(p.manifest, env))) {
+      // Loaded only when a provider has no key: a gateway on live vendors never loads the simulator.
+      const { startSimulator } = await import('./sim/server.js');
       simulator = await startSimulator({ port: Number(env.SIM_PORT ?? r.config.simulator?.port ?? 0) });
     }
     return simulator?.url ?? null;
@@ -213,7 +215,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
 
 /** The blob store (GATEWAY_BLOB_STORE) and the file services on it. */
 async function openFiles(db: Db, upstream: UpstreamClient, env: NodeJS.ProcessEnv, dataDir: string | null, clock: Clock, settings: () => FilesSettings): Promise<FileServices> {
-  const blobs = createBlobStore(env, dataDir);
+  const blobs = await createBlobStore(env, dataDir);
   const secret = await signingSecret(db, env);
   const temp = new TempFiles({ db, blobs, settings, clock, secret });
   const outputs = new Outputs({ db, blobs, settings, clock, secret });

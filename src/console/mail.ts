@@ -4,7 +4,6 @@
  * the log and keeps the latest ones for `GET /admin/outbox`. The message text is the one place a
  * verification link appears; it is never written anywhere else.
  */
-import nodemailer from 'nodemailer';
 
 /** One message. */
 export interface MailMessage { to: string; subject: string; text: string }
@@ -41,10 +40,14 @@ export function devOutbox(log: (message: string) => void): MailTransport {
 
 /** SMTP through nodemailer; `url` is an smtp:// or smtps:// URL with credentials, `from` the sender. */
 export function smtpTransport(url: string, from: string): MailTransport {
-  const transport = nodemailer.createTransport(url);
+  // nodemailer is loaded only by a gateway that sends mail over SMTP (issue 8, memory).
+  let transport: Promise<{ sendMail(mail: object): Promise<unknown> }> | null = null;
   return {
     kind: 'smtp',
-    async send(message) { await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text }); },
+    async send(message) {
+      transport ??= import('nodemailer').then((m) => m.default.createTransport(url));
+      await (await transport).sendMail({ from, to: message.to, subject: message.subject, text: message.text });
+    },
     outbox: () => [],
   };
 }

@@ -6,7 +6,6 @@
  * same way. Also checks the parts' `min` for a route that takes JSON too (a JSON body never went
  * through the multipart parser). A file that cannot be read as audio is a 400 naming the part.
  */
-import { parseBuffer } from 'music-metadata';
 import { GatewayError } from '../errors.js';
 import type { FilePartSpec, MultipartSpec, UploadedFile } from './bodies/multipart.js';
 import type { RequestContext } from './context.js';
@@ -21,6 +20,8 @@ const MAX_SECONDS = 86_400;
 export async function audioDurationSeconds(data: Buffer, contentType: string): Promise<number | null> {
   try {
     // `duration: true` scans an MP3 without a Xing/VBRI header to its end rather than guessing from the bitrate.
+    // music-metadata is loaded on the first audio file, not at start (issue 8, memory).
+    const { parseBuffer } = await import('music-metadata');
     const meta = await parseBuffer(data, { mimeType: contentType || undefined, size: data.length }, { duration: true, skipCovers: true });
     const seconds = meta.format.duration;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_SECONDS) return null;

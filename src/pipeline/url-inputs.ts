@@ -10,7 +10,7 @@
  * holding a data URL of the verified type, so a translator sees one form and no vendor is handed a
  * client URL. With `probe: pages` the input's pages are counted for the meters (`files:/<field>`).
  */
-import { fileTypeFromBuffer } from 'file-type';
+import { sniffType } from '../files/sniff.js';
 import { GatewayError } from '../errors.js';
 import { documentPages } from '../files/verify/documents.js';
 import type { RouteManifest } from '../generated/manifest-types.js';
@@ -60,7 +60,7 @@ async function verified(ctx: RequestContext, field: string, value: unknown, rule
   const bytes = await bytesOf(ctx, field, value, rule, resolver);
   if (bytes.length === 0) throw refused(field, 'the input is empty.');
   if (bytes.length > rule.max_bytes) throw refused(field, `the input is larger than ${rule.max_bytes} bytes.`);
-  const type = (await fileTypeFromBuffer(bytes))?.mime;
+  const type = (await sniffType(bytes))?.mime;
   if (!type || !rule.content_types.includes(type)) {
     throw refused(field, `the content is ${type ?? 'not a recognised file type'}; expected ${rule.content_types.join(', ')}.`);
   }

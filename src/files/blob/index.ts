@@ -6,11 +6,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalBlobStore } from './local.js';
-import { S3BlobStore } from './s3.js';
 import type { BlobStore } from './types.js';
 
 export { LocalBlobStore } from './local.js';
-export { S3BlobStore } from './s3.js';
 export * from './types.js';
 
 /**
@@ -19,7 +17,7 @@ export * from './types.js';
  * S3_BUCKET (required), S3_ENDPOINT, S3_REGION (default us-east-1), S3_FORCE_PATH_STYLE (`true`/`1`),
  * and AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY (both, or neither: then the SDK's default chain).
  */
-export function createBlobStore(env: NodeJS.ProcessEnv, dataDir: string | null): BlobStore {
+export async function createBlobStore(env: NodeJS.ProcessEnv, dataDir: string | null): Promise<BlobStore> {
   const kind = env.GATEWAY_BLOB_STORE || 'local';
   if (kind === 'local') {
     if (dataDir !== null) return new LocalBlobStore(join(dataDir, 'blobs'));
@@ -30,6 +28,8 @@ export function createBlobStore(env: NodeJS.ProcessEnv, dataDir: string | null):
     if (!bucket) throw new Error('GATEWAY_BLOB_STORE=s3 needs S3_BUCKET (the bucket name).');
     const accessKeyId = env.AWS_ACCESS_KEY_ID;
     const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+    // The AWS SDK is loaded only by a gateway that uses S3 (issue 8, memory).
+    const { S3BlobStore } = await import('./s3.js');
     return new S3BlobStore({
       endpoint: env.S3_ENDPOINT || undefined,
       bucket,

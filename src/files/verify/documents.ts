@@ -4,8 +4,7 @@
  * (pdf-lib), whose pages are counted; a TIFF's pages are its image file directories; any other image
  * is one page. Every refusal is one sentence a client can read, saying what the bytes are.
  */
-import { fileTypeFromBuffer } from 'file-type';
-import { PDFDocument } from 'pdf-lib';
+import { sniffType } from '../sniff.js';
 import { OFFICE_TYPES, verifyOfficePackage } from './package.js';
 import { inspectZip } from './zip.js';
 
@@ -26,7 +25,7 @@ const LABELS: Readonly<Record<string, string>> = {
 
 /** What the bytes are, in words: "a PDF document", "a PNG image", or "not a recognised document". */
 export async function describeBytes(bytes: Buffer): Promise<string> {
-  const mime = (await fileTypeFromBuffer(bytes))?.mime;
+  const mime = (await sniffType(bytes))?.mime;
   if (!mime) return 'not a recognised document';
   return LABELS[mime] ?? `of type ${mime}`;
 }
@@ -89,6 +88,8 @@ export async function measurePdf(bytes: Buffer): Promise<Measured<{ pages: numbe
   if (!bytes.subarray(0, 1024).includes('%PDF-')) return { ok: false, reason: `The bytes are ${await describeBytes(bytes)}.` };
   if (!hasEndOfFile(bytes)) return { ok: false, reason: 'The PDF is incomplete: it has no end-of-file marker (it may be truncated).' };
   try {
+    // pdf-lib is loaded on the first PDF, not at start (issue 8, memory).
+    const { PDFDocument } = await import('pdf-lib');
     const pdf = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: true });
     const pages = pdf.getPageCount();
     return pages > 0 ? { ok: true, pages } : { ok: false, reason: 'The PDF has no pages.' };

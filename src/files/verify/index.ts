@@ -8,7 +8,7 @@
  * - zip containers (OOXML and plain zip): inspected entry by entry under the zip-bomb bounds.
  * Any other declared type is unsupported. Every answer is a value: nothing here throws.
  */
-import { fileTypeFromBuffer } from 'file-type';
+import { sniffType } from '../sniff.js';
 import { OFFICE_TYPES, officeKindOf, verifyOfficePackage } from './package.js';
 import { inspectZip, type ZipBounds } from './zip.js';
 
@@ -93,7 +93,7 @@ function describeType(mime: string): string {
 }
 
 async function sniff(bytes: Buffer): Promise<string | undefined> {
-  const found = await fileTypeFromBuffer(bytes);
+  const found = await sniffType(bytes);
   return found ? normaliseType(found.mime) : undefined;
 }
 

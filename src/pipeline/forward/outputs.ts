@@ -7,7 +7,7 @@
  * (src/files/outputs.ts; spec 8 "Generated output lifetime 24 hours"). Any failure is a 502, nothing
  * charged.
  */
-import { fileTypeFromBuffer } from 'file-type';
+import { sniffType } from '../../files/sniff.js';
 import type { CompiledPollOutput } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
 import { imageDimensions } from '../../files/verify/dimensions.js';
@@ -24,7 +24,7 @@ const purposeOf = (contentType: string): 'IMAGE_OUTPUT' | 'VIDEO_OUTPUT' => (con
 
 /** Sniffs and measures downloaded bytes; a type the manifest does not list, or an unreadable image, is a 502. */
 export async function inspectOutput(data: Buffer, spec: CompiledPollOutput): Promise<{ contentType: string; width: number; height: number }> {
-  const contentType = (await fileTypeFromBuffer(data))?.mime;
+  const contentType = (await sniffType(data))?.mime;
   if (!contentType || !spec.contentTypes.has(contentType)) {
     throw new GatewayError('upstream_error', `The upstream provider's output is ${contentType ?? 'not a recognised file type'}; expected ${[...spec.contentTypes].join(' or ')}.`);
   }

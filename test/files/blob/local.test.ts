@@ -158,14 +158,14 @@ describe('LocalBlobStore', () => {
 });
 
 describe('createBlobStore', () => {
-  it('defaults to <dataDir>/blobs', () => {
-    const store = createBlobStore({}, '/srv/gateway-data');
+  it('defaults to <dataDir>/blobs', async () => {
+    const store = await createBlobStore({}, '/srv/gateway-data');
     expect(store.kind).toBe('local');
     expect(store.describe).toBe('/srv/gateway-data/blobs');
   });
 
   it('uses a throwaway temp folder for an in-memory gateway, removed on close', async () => {
-    const store = createBlobStore({ GATEWAY_BLOB_STORE: 'local' }, null);
+    const store = await createBlobStore({ GATEWAY_BLOB_STORE: 'local' }, null);
     expect(store.describe.startsWith(join(tmpdir(), 'gateway-blobs-'))).toBe(true);
     await store.write('a/b', Readable.from([Buffer.from('x')]), { maxBytes: 1 });
     await store.close();
@@ -173,7 +173,7 @@ describe('createBlobStore', () => {
   });
 
   it('builds an S3 store from S3_* variables and never shows credentials', async () => {
-    const store = createBlobStore(
+    const store = await createBlobStore(
       { GATEWAY_BLOB_STORE: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: '1', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'SECRET' },
       null,
     );
@@ -183,8 +183,8 @@ describe('createBlobStore', () => {
     await store.close();
   });
 
-  it('names the variable when S3_BUCKET is missing or the store kind is unknown', () => {
-    expect(() => createBlobStore({ GATEWAY_BLOB_STORE: 's3' }, null)).toThrow(/S3_BUCKET/);
-    expect(() => createBlobStore({ GATEWAY_BLOB_STORE: 'gcs' }, null)).toThrow(/GATEWAY_BLOB_STORE.*"local" or "s3".*gcs/);
+  it('names the variable when S3_BUCKET is missing or the store kind is unknown', async () => {
+    await expect(createBlobStore({ GATEWAY_BLOB_STORE: 's3' }, null)).rejects.toThrow(/S3_BUCKET/);
+    await expect(createBlobStore({ GATEWAY_BLOB_STORE: 'gcs' }, null)).rejects.toThrow(/GATEWAY_BLOB_STORE.*"local" or "s3".*gcs/);
   });
 });
