@@ -38,7 +38,7 @@ import { purgeExpired } from './console/store.js';
 import { SigninThrottle } from './console/throttle.js';
 import { UpstreamClient } from './upstream/client.js';
 import { projectRoot } from './paths.js';
-import { Availability } from './observability/availability.js';
+import { Availability, withoutCredentials } from './observability/availability.js';
 import { readiness, type ConfigCheck } from './server/readiness.js';
 import { describeProviders, describeStore, type StartupFacts } from './server/startup.js';
 
@@ -107,15 +107,19 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const metrics = new GatewayMetrics();
   metrics.setHoldsOpen(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM holds WHERE closed_at IS NULL'))[0]?.n ?? 0);
   const policy = gateway.settings.limiterPolicy;
+  // Named before createLimiter resolves: a Redis already down at start reports while it still connects
+  // (reading limiterBackend there threw a ReferenceError that killed the start; test/e2e/redis-start.test.ts).
+  let limiterName = `redis ${withoutCredentials(env.REDIS_URL ?? '')}`;
   const limiterBackend = await createLimiter(env, {
     policy,
     onAvailabilityChange: (up, error) => {
-      const fields = { limiter: limiterBackend?.describe ?? 'redis', error };
+      const fields = { limiter: limiterName, error };
       if (up) log('Redis limiter backend recovered', fields, 'info');
       else log(policy === 'fail_open' ? 'Redis limiter backend unavailable: admitting on in-memory limits (fail_open)' : 'Redis limiter backend unavailable: requests answer 503 limiter_unavailable (fail_closed)', fields, policy === 'fail_open' ? 'warn' : 'error');
     },
     onFallback: () => metrics.limiterFallback(),
   });
+  limiterName = limiterBackend.describe;
   const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
   let lastReload: ConfigCheck['last_reload'] = null;
   const probes = {
