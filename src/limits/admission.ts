@@ -6,7 +6,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Caller } from '../pipeline/auth-cache.js';
-import type { LimitScope, Limits, Limiter, Ticket } from './types.js';
+import type { LimitKind, LimitScope, Limits, Limiter, Ticket } from './types.js';
 
 /** The scopes a caller's request counts against. */
 export function scopesOf(caller: Caller, defaults: Limits): LimitScope[] {
@@ -15,8 +15,12 @@ export function scopesOf(caller: Caller, defaults: Limits): LimitScope[] {
   return scopes;
 }
 
-/** Admits the request or throws the 429 (or 400). `tokens` is the estimate (0 on free routes). */
-export async function admit(limiter: Limiter, scopes: LimitScope[], tokens: number, inputTokens: number, onReject: (scope: string, limit: string) => void): Promise<Ticket> {
+/**
+ * Admits the request or throws the 429 (or 400). `tokens` is what the token bucket takes (the meter's
+ * demand in limiter units; 0 on free routes and for meters the limiter does not count); `inputTokens`,
+ * the part of it the request itself carries: more than a scope's limit is a 400.
+ */
+export async function admit(limiter: Limiter, scopes: LimitScope[], tokens: number, inputTokens: number, onReject: (scope: LimitScope['scope'], limit: LimitKind) => void): Promise<Ticket> {
   for (const s of scopes) {
     const tpm = s.limits.tokens_per_minute;
     if (tpm && inputTokens > tpm) {

@@ -14,7 +14,7 @@ import type { RequestContext } from '../pipeline/context.js';
 import { fileFacts } from '../pipeline/file-probes.js';
 import { CounterInputError } from './counters/index.js';
 import { MissingQuantityError, readScaled, type ScaledSource, type SourceInputs } from './sources.js';
-import type { Bill, Meter, Quote } from './types.js';
+import type { Bill, Meter, MeterMetrics, Quote } from './types.js';
 
 /** How a fractional quantity becomes a whole one. */
 export type Rounding = 'ceil' | 'floor' | 'half_up';
@@ -81,15 +81,15 @@ export function quantityMeter(spec: QuantitySpec): Meter {
     check: () => undefined,
     // Input tokens metered as a quantity (embeddings) count against the token rate limit like chat's.
     demand: (ctx) => {
-      if (spec.unit !== 'token') return { tokens: 0, inputTokens: 0 };
+      if (spec.unit !== 'token') return { limiterUnits: 0, limiterFloor: 0 };
       const tokens = Number(read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round));
-      return { tokens, inputTokens: tokens };
+      return { limiterUnits: tokens, limiterFloor: tokens };
     },
 
     quote(ctx: RequestContext, demand): Quote {
       const offering = ctx.model!.offering;
       // Input tokens metered as a quantity were counted for the demand already.
-      const quantity = spec.unit === 'token' ? BigInt(demand.tokens) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round, k);
+      const quantity = spec.unit === 'token' ? BigInt(demand.limiterUnits) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round, k);
       const amountNano = quantityHold(quantity, offering, k);
       return {
         amountNano, inputEstimate: 0,
@@ -118,7 +118,10 @@ export function quantityMeter(spec: QuantitySpec): Meter {
       const headers: Record<string, string> = {};
       if (spec.headers.quantity) headers[spec.headers.quantity] = decimal(quantity, k);
       if (spec.headers.cost) headers[spec.headers.cost] = formatUsd(amountNano);
-      return { rows: [row], limiterTokens: spec.unit === 'token' ? Number(quantity) : 0, tokens: null, headers };
+      const provider = ctx.model!.provider.id;
+      // The metrics keep the charge; a quantity's unit has no metric of its own (null usage).
+      const observe = (metrics: MeterMetrics): void => metrics.metered(provider, offering.id, null, amountNano);
+      return { rows: [row], limiterUnits: spec.unit === 'token' ? Number(quantity) : 0, observe, headers };
     },
   };
 }

@@ -16,7 +16,7 @@ import type { UsageRowInput } from '../ledger/types.js';
 import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
 import { countTextTokens } from '../tokenize.js';
 import type { TokenUsage } from '../translate/types.js';
-import type { Bill, Demand, Meter, Quote } from './types.js';
+import type { Bill, Demand, Meter, MeterMetrics, Quote } from './types.js';
 
 /**
  * The usage to bill for an outcome, or null when nothing is billable. A full answer pays what the
@@ -25,11 +25,20 @@ import type { Bill, Demand, Meter, Quote } from './types.js';
  */
 export function billableUsage(outcome: ForwardOutcome, inputEstimate: number): TokenUsage | null {
   if (outcome.delivery === 'none') return null;
-  const reported = outcome.reported;
+  const reported = reportedTokens(outcome);
   if (outcome.delivery === 'full' && reported) return reported;
   const delivered = countTextTokens(outcome.deliveredText);
   if (reported) return { ...reported, output: Math.max(reported.output, delivered) };
   return { input: inputEstimate, output: delivered, cachedInput: 0, cacheWrite: 0, reasoning: 0 };
+}
+
+/**
+ * What the translator reported, read as token usage: the meter owns `outcome.reported` (the pipeline
+ * passes it through untyped), and the translators of a token-metered route report TokenUsage
+ * (src/translate/types.ts).
+ */
+function reportedTokens(outcome: ForwardOutcome): TokenUsage | null {
+  return (outcome.reported ?? null) as TokenUsage | null;
 }
 
 /** The token usage row of one request (kind `tokens`, details with every count), tagged with the caller's key. */
@@ -99,15 +108,17 @@ export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext)
       throw new GatewayError('invalid_request', `${param} is ${requested}, above the ${offering.maxOutputTokens} output tokens model "${offering.id}" can produce.`, { param });
     },
 
-    // The token limit counts the input and the output the client asked for (corrected to the usage after).
+    // The limiter's token limit counts the input and the output the client asked for (corrected to the
+    // usage after); the input alone is the floor, and the estimate the quote reserves for.
     demand(ctx): Demand {
       const inputTokens = estimate ? estimate(ctx) : reader.estimateInputTokens(ctx.body);
-      return { tokens: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), inputTokens };
+      return { limiterUnits: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), limiterFloor: inputTokens };
     },
 
     quote(ctx, demand): Quote {
       const offering = ctx.model!.offering;
-      const inputEstimate = demand.inputTokens;
+      // A token demand's floor is its input estimate (demand above): counted once.
+      const inputEstimate = demand.limiterFloor;
       const hold: HoldQuote = {
         // `output_times` (spec 4.14 images): the model's max_output_tokens is per image asked for.
         inputEstimate, maxOutput: reader.requestedMaxOutput(ctx.body) ?? offering.maxOutputTokens * (outputTimes?.(ctx) ?? 1),
@@ -129,11 +140,14 @@ export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext)
       const usage = billableUsage(outcome, inputEstimate);
       if (!usage) return null;
       const offering = ctx.model!.offering;
-      const counted = outcome.delivery !== 'full' || !outcome.reported;
+      const counted = outcome.delivery !== 'full' || !reportedTokens(outcome);
       const rows = [tokenRow(ctx, usage, offering, counted), ...toolRows(ctx, usage, offering)];
+      const amountNano = rows.reduce((sum, r) => sum + r.amountNano, 0n);
       // `headers: {cost}` on the route's token meter: the settled charge of every row (spec 4.8 audio).
-      const headers: Record<string, string> = costHeader ? { [costHeader]: formatUsd(rows.reduce((sum, r) => sum + r.amountNano, 0n)) } : {};
-      return { rows, limiterTokens: usage.input + usage.output, tokens: usage, headers };
+      const headers: Record<string, string> = costHeader ? { [costHeader]: formatUsd(amountNano) } : {};
+      const provider = ctx.model!.provider.id;
+      const observe = (metrics: MeterMetrics): void => metrics.metered(provider, offering.id, usage, amountNano);
+      return { rows, limiterUnits: usage.input + usage.output, observe, headers };
     },
   };
 }

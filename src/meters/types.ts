@@ -7,10 +7,22 @@
  */
 import type { UsageRowInput } from '../ledger/types.js';
 import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
-import type { TokenUsage } from '../translate/types.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 
-/** What the request counts against the rate limiter's token limit (0 for meters that are not tokens). */
-export interface Demand { tokens: number; inputTokens: number; }
+/**
+ * What the request counts against the rate limiter's quantity limit, in the limiter's own units
+ * (src/limits: its per-minute bucket); 0 for meters the limiter does not count. A meter may carry
+ * more of its own in its demand (e.g. the token meter's input estimate) for its `quote`.
+ */
+export interface Demand {
+  /** What the limiter's quantity bucket takes at admission (corrected to the bill's `limiterUnits` at the end). */
+  limiterUnits: number;
+  /** The part of `limiterUnits` the request itself carries, which no wait shrinks: above a scope's limit it is a 400, not a 429. */
+  limiterFloor: number;
+}
+
+/** Where a bill reports what was metered (the gateway's metrics; absent in unit tests). */
+export type MeterMetrics = Pick<GatewayMetrics, 'metered'>;
 
 /** A priced reservation. */
 export interface Quote {
@@ -24,10 +36,10 @@ export interface Quote {
 /** What one request is charged. */
 export interface Bill {
   rows: UsageRowInput[];
-  /** Tokens to correct the rate limiter's estimate to (0 for meters that are not tokens). */
-  limiterTokens: number;
-  /** Token usage, for the token metrics; null for other meters. */
-  tokens: TokenUsage | null;
+  /** What to correct the rate limiter's demand to, in its units (0 for meters it does not count). */
+  limiterUnits: number;
+  /** Reports the bill to the metrics: each meter its own quantities, and the charge. */
+  observe(metrics: MeterMetrics): void;
   /** Response headers carrying the settled quantity and charge (set before the answer is written). */
   headers: Record<string, string>;
 }

@@ -296,7 +296,7 @@ export const STAGE_DURATIONS: Histogram | null = process.env.GATEWAY_STAGE_TIMIN
   ? new Histogram('gateway_stage_duration_seconds', 'Wall time per pipeline stage (auth, validate, admission, translate, upstream, settle, write), in seconds; recorded only with GATEWAY_STAGE_TIMINGS=1.', ['stage'], STAGE_BUCKETS_SECONDS)
   : null;
 
-/** Token usage as the meter stage reports it (the same fields as TokenUsage). */
+/** Token usage as the token meter reports it (the same fields as TokenUsage; src/meters/token-meter.ts). */
 export interface MeteredUsage { input: number; output: number; cachedInput: number; cacheWrite: number; reasoning: number; }
 
 /** Which limit refused a request. */
@@ -358,15 +358,19 @@ export class GatewayMetrics {
     this.upstreamErrors.inc([provider, typeof code === 'number' ? STATUS_TEXT[code] ?? String(code) : code]);
   }
 
-  /** One settled charge: tokens by kind and its amount. Zero, negative or non-finite parts are skipped. */
-  metered(provider: string, model: string, usage: MeteredUsage, amountNano: bigint): void {
+  /**
+   * One settled charge: its amount, and tokens by kind when the meter counts tokens (null for the
+   * other meters, src/meters). Zero, negative or non-finite parts are skipped.
+   */
+  metered(provider: string, model: string, usage: MeteredUsage | null, amountNano: bigint): void {
+    if (amountNano > 0n) this.cost.inc([provider, model], amountNano);
+    if (!usage) return;
     const t = this.tokens;
     if (usage.input > 0 && usage.input !== Infinity) t.inc([provider, model, 'input'], usage.input);
     if (usage.output > 0 && usage.output !== Infinity) t.inc([provider, model, 'output'], usage.output);
     if (usage.cachedInput > 0 && usage.cachedInput !== Infinity) t.inc([provider, model, 'cached'], usage.cachedInput);
     if (usage.cacheWrite > 0 && usage.cacheWrite !== Infinity) t.inc([provider, model, 'cache_write'], usage.cacheWrite);
     if (usage.reasoning > 0 && usage.reasoning !== Infinity) t.inc([provider, model, 'reasoning'], usage.reasoning);
-    if (amountNano > 0n) this.cost.inc([provider, model], amountNano);
   }
 
   /** One request refused by the rate limiter. */

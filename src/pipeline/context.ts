@@ -5,15 +5,15 @@ import type { ClientFormat } from '../formats/types.js';
 import type { Ticket } from '../limits/types.js';
 import type { Caller } from './auth-cache.js';
 import type { UploadedFile } from './bodies/multipart.js';
-import type { TokenUsage, Translator } from '../translate/types.js';
+import type { Translator } from '../translate/types.js';
 
 /** What the forward stage observed, for the meter stage to price. */
 export interface ForwardOutcome {
   /** `full`: a complete answer; `partial`: content reached the client, then the stream ended abnormally; `none`: nothing billable. */
   delivery: 'full' | 'partial' | 'none';
-  /** Usage the upstream reported, or null. */
-  reported: TokenUsage | null;
-  /** Text delivered to the client, counted with the tokenizer when nothing was reported. */
+  /** Usage the translator reported, or null: the meter's to read (src/meters); the pipeline passes it through. */
+  reported: unknown;
+  /** Text delivered to the client, for a meter to count when nothing was reported. */
   deliveredText: string;
   /** A JSON or binary answer's parts, for the meters that read them (absent on streams). */
   answer?: UpstreamAnswer | null;
@@ -51,8 +51,8 @@ export interface RequestContext {
   /** Aborted when the client goes away; forwards abort the upstream with it. */
   readonly clientGone: AbortController;
   auth: Caller | null;
-  /** What the limiter took; given back (and corrected to the billed tokens) when the request ends. */
-  limit: { ticket: Ticket; billedTokens: number } | null;
+  /** What the limiter took; given back (and corrected to the bill's limiter units) when the request ends. */
+  limit: { ticket: Ticket; billedUnits: number } | null;
   body: Record<string, unknown>;
   /** The files of a multipart request (its text fields are `body`); empty otherwise. */
   files: UploadedFile[];
@@ -66,14 +66,14 @@ export interface RequestContext {
   model: { offering: CompiledOffering; provider: CompiledProvider } | null;
   /** The operation chosen for the model, and its wire format. */
   upstream: { choice: RouteUpstream; format: string } | null;
-  /** The translator is created by validate (its refusals are 400s before any reservation); translate builds the body. */
+  /** The translator is created by route (its refusals are 400s before any reservation); translate builds the body. */
   translation: { translator: Translator; upstreamBody: unknown; upstreamQuery: Record<string, string[]> | null } | null;
   /** `settled`: the meter charged it (false when it was released, or handed to a job). */
   hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean; settled?: boolean } | null;
   outcome: ForwardOutcome | null;
   /** True once any byte of the answer was written to the client. */
   started: boolean;
-  /** The request's claimed X-Gateway-Operation-ID (images and video, src/pipeline/operation-ids.ts). */
+  /** The request's claimed X-Gateway-Operation-ID (images and video; claimed by admission, src/pipeline/operation-ids.ts). */
   operationId?: string;
   /** What a completed operation is replayed from (e.g. the video job it started), when not its billed answer. */
   operationResult?: Record<string, unknown>;

@@ -1,17 +1,23 @@
 /**
  * One hold's whole life, in one place (DESIGN.md "Reserve, then settle"; issue 9 point 5). The stages
- * call these and nothing else touches a hold:
+ * and the job poller call these and nothing else touches a hold:
  *  - reserveHold (admission): the meter's quote, reserved in one guarded statement, or the 402;
  *  - checkpointHold (a running stream): kept alive, with the usage delivered so far recorded on it;
  *  - settleHold (meter): the bill charged, retried through a store outage (settling twice charges once);
- *  - releaseHold (meter, or any failure): given back, deferred to the ledger's backlog during an outage.
+ *  - releaseHold (meter, or any failure): given back, deferred to the ledger's backlog during an outage;
+ *  - handHoldToJob (meter, on a job route; spec 4.16): the accepted job takes the hold over, and the
+ *    request ends without settling or releasing it. From then on the job's poller (src/videos/poller.ts)
+ *    keeps it alive while the job runs (keepJobHold), settles it with what the job produced
+ *    (settleJobHold) or gives it back when the job fails (releaseJobHold).
  * After a crash the sweeper settles a hold's last checkpoint, or gives it back (migration 005).
  */
 import { DependencyUnavailableError, GatewayError } from '../errors.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import type { Bill, Demand, Meter, Quote } from '../meters/types.js';
 import { retryWhileUnavailable } from '../store/retry.js';
 import type { RequestContext } from './context.js';
+import { jobKindOf } from './job-kinds.js';
 import type { Runtime } from './stage.js';
 
 /** The 402 for a refused hold (spec 7): what it needed, what the account has, and how to fit (issue 8 item 6). */
@@ -31,7 +37,8 @@ export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: 
   try {
     // A job's hold lives as long as the job may run (spec 4.16): the poller extends it, and a crash
     // longer than the usual margin must not let the sweeper give back what a finishing job will bill.
-    const ttlMs = ctx.route.manifest.job ? settings.videoJobs.deadlineMs + settings.holdTtlMs : settings.holdTtlMs;
+    const job = jobKindOf(ctx.route);
+    const ttlMs = job ? job.deadlineMs(settings) + settings.holdTtlMs : settings.holdTtlMs;
     reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs });
   } catch (error) {
     // The store went away: the reserve may have committed before its answer was lost, so the hold
@@ -67,4 +74,27 @@ export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bi
 export function checkpointHold(ctx: RequestContext, runtime: Runtime, rows: UsageRowInput[] | null): Promise<boolean> {
   const delivered = rows ? { accountId: ctx.auth!.accountId, rows: rows.map((r) => ({ ...r, details: { ...r.details, settled_from: 'checkpoint' } })) } : undefined;
   return runtime.ledger.extendHold(ctx.hold!.id, ctx.gateway.settings.holdTtlMs, delivered);
+}
+
+/** The accepted job takes the request's hold over (spec 4.16): the request ends without settling or releasing it. */
+export function handHoldToJob(ctx: RequestContext): void {
+  ctx.hold!.open = false;
+}
+
+/** A job's hold, as its record names it: the hold, its account, and when the job's deadline passes. */
+export interface JobHold { holdId: string; accountId: string; deadlineAt: Date }
+
+/** Keeps a running job's hold alive until its deadline, plus the gateway's usual margin (`marginMs`). */
+export function keepJobHold(ledger: Ledger, job: JobHold, now: Date, marginMs: number): Promise<boolean> {
+  return ledger.extendHold(job.holdId, job.deadlineAt.getTime() - now.getTime() + marginMs);
+}
+
+/** Charges what a finished job produced against its hold and closes it (a second settle charges nothing). */
+export async function settleJobHold(ledger: Ledger, job: JobHold, rows: UsageRowInput[]): Promise<void> {
+  await ledger.settle({ holdId: job.holdId, accountId: job.accountId, rows });
+}
+
+/** Gives a failed job's hold back: nothing charged (spec 1). */
+export function releaseJobHold(ledger: Ledger, job: JobHold): Promise<void> {
+  return ledger.release(job.holdId);
 }

@@ -97,8 +97,8 @@ export async function runPipeline(
   } finally {
     // A failure anywhere before settlement gives the reservation back: nothing is charged.
     await releaseHold(ctx, runtime).catch(onError);
-    // Frees the concurrency slot and corrects the token estimate to what was billed (0 if nothing).
-    if (ctx.limit) await runtime.limiter.finish(ctx.limit.ticket, ctx.limit.billedTokens).catch(onError);
+    // Frees the concurrency slot and corrects the limiter's estimate to what was billed (0 if nothing).
+    if (ctx.limit) await runtime.limiter.finish(ctx.limit.ticket, ctx.limit.billedUnits).catch(onError);
     runtime.inflight.delete(ctx);
     observe(ctx, runtime, (performance.now() - started) / 1000);
   }

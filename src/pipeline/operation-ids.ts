@@ -1,8 +1,9 @@
 /**
  * Operation ids of images and video (issue 11 item 6; spec 4.14, 4.16, 7): `X-Gateway-Operation-ID`,
  * optional unless the operator turns on the planned mode (`operation_ids.required`). Claimed with one
- * insert after routing and before anything is reserved (the table and rules of src/skills/operations.ts;
- * ids are single-use per account across every kind).
+ * insert by admission, first, before the limits and the reserve (`operationClaim` below; the table and
+ * rules of src/skills/operations.ts; ids are single-use per account across every kind).
+ * A skills execution's id (spec 4.6) is claimed at the same point, by its own rules (src/skills/execution.ts).
  *
  * Optional mode: a reuse of an id whose operation completed answers the same result again (the same
  * video job, the same image answer), charged nothing (`X-Gateway-Operation-Replayed: true`); one still
@@ -10,10 +11,13 @@
  * mode: an id is mandatory, and any reuse of a submitted id is 409 operation_id_reused.
  */
 import type { Clock } from '../clock.js';
+import type { CompiledRoute } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Outputs } from '../files/outputs.js';
 import { findTempFile } from '../files/temp-records.js';
 import { readAll } from '../files/bytes.js';
+import type { PublishDeps } from '../files/generated.js';
+import { claimSkillsExecution } from '../skills/execution.js';
 import { finishOperation, releaseOperation } from '../skills/operations.js';
 import { OPERATION_HEADER, OPERATION_ID } from '../skills/rules.js';
 import type { Db } from '../store/types.js';
@@ -108,4 +112,32 @@ export class MediaOperations {
         .header('content-type', 'application/json; charset=utf-8').send(body);
     };
   }
+}
+
+/** What the claims use, of the gateway's runtime (either may be absent in unit tests that need none). */
+export interface ClaimServices { operations?: MediaOperations; files?: FileServices }
+
+/** What a skills execution's claim and publication need, or the 400 of a gateway built without them. */
+export function skillsServices(files: FileServices | undefined): PublishDeps {
+  const deps = files?.publish;
+  if (!deps) throw new GatewayError('invalid_request', 'Skills executions are not available on this gateway.');
+  return deps;
+}
+
+/**
+ * The operation-id claim of a route, or null when it claims none: admission runs it before the limits
+ * and the reserve (DESIGN.md "Idempotency"). Media routes (`operation_ids`) claim the header's id;
+ * the messages route (`skills_execution`) the id of a skills execution the route stage checked.
+ * A request refused after the claim and before dispatch (402, 429, a store outage) gives it back.
+ */
+export function operationClaim(route: CompiledRoute, services: ClaimServices): ((ctx: RequestContext) => Promise<void>) | null {
+  const kind = route.manifest.operation_ids;
+  if (kind) {
+    return async (ctx) => {
+      if (!services.operations) throw new GatewayError('upstream_unavailable', 'Operation ids are not available on this gateway.');
+      await services.operations.claim(ctx, kind);
+    };
+  }
+  if (route.manifest.skills_execution) return (ctx) => claimSkillsExecution(ctx, skillsServices(services.files));
+  return null;
 }

@@ -1,9 +1,10 @@
 /**
- * A skills execution through /v1/messages (spec 4.6), as a step of the route stage: after the model is
- * chosen and before anything is reserved, every requirement is checked and the operation id claimed;
- * after billing, the outputs are published as `file_gw_` files and the container gets its
- * `container_gw_` id; an uncertain outcome (the vendor may have run it, the billing is not known to be
- * right) answers `execution_recovery_required` and blocks that operation for good.
+ * A skills execution through /v1/messages (spec 4.6): as a step of the route stage, after the model is
+ * chosen, every requirement is checked; admission then claims the operation id first, before the
+ * limits and the reserve (src/pipeline/stages/admission.ts); after billing, the outputs are published
+ * as `file_gw_` files and the container gets its `container_gw_` id; an uncertain outcome (the vendor
+ * may have run it, the billing is not known to be right) answers `execution_recovery_required` and
+ * blocks that operation for good.
  */
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
@@ -11,7 +12,7 @@ import { publishGenerated, type PublishDeps } from '../files/generated.js';
 import { randomId } from '../ledger/ids.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { claimOperation, finishOperation, releaseOperation, type OperationEnd } from './operations.js';
-import { checkSkillsExecution, isSkillsRequest } from './rules.js';
+import { checkSkillsExecution, isSkillsRequest, type SkillExecution } from './rules.js';
 
 /** Spec 4.6 rule 2 and 8: five completed fresh containers per rolling 24 hours. */
 const COMPLETED_PER_WINDOW = { max: 5, windowMs: 24 * 3600_000 };
@@ -50,20 +51,31 @@ function uncertain(ctx: RequestContext): boolean {
   return sent && !refused;
 }
 
-/** The route step: checks and claims a skills execution, and hooks its publication and its failure. */
-export async function prepareSkillsExecution(ctx: RequestContext, deps: PublishDeps & { clock: Clock }): Promise<void> {
+/** The checked executions of requests in flight, from the route step to admission's claim. */
+const checked = new WeakMap<RequestContext, SkillExecution>();
+
+/** The route step: checks a skills execution (400s before anything is claimed or reserved). */
+export function prepareSkillsExecution(ctx: RequestContext): void {
   if (!isSkillsRequest(ctx.body)) return;
   const { offering, provider } = ctx.model!;
   const execution = checkSkillsExecution(ctx.body, ctx.req.headers, {
     modelId: offering.id, modelSkills: offering.skills, source: provider.skills?.source ?? null, builtins: provider.skills?.list ?? [],
     versionHeaders: ctx.route.requiredHeaders.flatMap((h) => [h.name, ...h.aliases]),
   });
+  checked.set(ctx, execution);
+  ctx.features.push('skills');
+}
+
+/** The admission step: claims a checked execution's operation id, and hooks its publication and its failure. */
+export async function claimSkillsExecution(ctx: RequestContext, deps: PublishDeps & { clock: Clock }): Promise<void> {
+  const execution = checked.get(ctx);
+  if (!execution) return;
+  const { provider } = ctx.model!;
   const accountId = ctx.auth!.accountId;
   await claimOperation(deps.db, {
     accountId, operationId: execution.operationId, kind: KIND, requestId: ctx.requestId, now: deps.clock.now(),
     maxCompleted: COMPLETED_PER_WINDOW.max, windowMs: COMPLETED_PER_WINDOW.windowMs,
   });
-  ctx.features.push('skills');
   const end = (state: OperationEnd, result: unknown = null) => finishOperation(deps.db, accountId, execution.operationId, state, deps.clock.now(), result);
   ctx.beforeAnswer.push(async () => {
     const answer = ctx.outcome?.answer?.clientBody as Json | undefined;

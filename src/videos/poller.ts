@@ -5,6 +5,9 @@
  * one has its video downloaded into temporary private storage, measured, and billed per second
  * actually produced (the measured duration rounded up to whole seconds, never more than was asked).
  *
+ * The job's hold is moved only through src/pipeline/hold.ts (keepJobHold, settleJobHold, releaseJobHold),
+ * where a hold's whole life is written down.
+ *
  * Crash safety: every step repeats safely. A job is moved to completed only after its bill is
  * settled, and a second settle of one hold charges nothing, so a poller killed anywhere in between
  * finishes the job on its next run and bills it once.
@@ -17,6 +20,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import { quantityCharge } from '../meters/quantity-meter.js';
 import { readBounded } from '../pipeline/forward/file.js';
+import { keepJobHold, releaseJobHold, settleJobHold } from '../pipeline/hold.js';
 import type { Db } from '../store/types.js';
 import { createTranslator } from '../translate/registry.js';
 import type { JobStatus } from '../translate/types.js';
@@ -66,7 +70,7 @@ export async function pollVideoJobs(deps: PollerDeps): Promise<PollReport> {
 
 async function fail(deps: PollerDeps, job: VideoJob, error: { code: string; message: string }): Promise<'failed'> {
   await markFailed(deps.db, job.id, error, deps.clock.now());
-  await deps.ledger.release(job.holdId);
+  await releaseJobHold(deps.ledger, job);
   return 'failed';
 }
 
@@ -86,7 +90,7 @@ async function pollOne(deps: PollerDeps, job: VideoJob): Promise<'running' | 'co
   if (status.state === 'completed') return complete(deps, job, context, status, signal);
   await markRunning(deps.db, job.id, status.state, status.progress, new Date(now.getTime() + POLL_EVERY_MS));
   // The hold lives as long as the job may (its deadline), plus the gateway's usual margin.
-  await deps.ledger.extendHold(job.holdId, job.deadlineAt.getTime() - now.getTime() + deps.gateway().settings.holdTtlMs);
+  await keepJobHold(deps.ledger, job, now, deps.gateway().settings.holdTtlMs);
   return 'running';
 }
 
@@ -113,7 +117,7 @@ async function complete(deps: PollerDeps, job: VideoJob, c: JobContext, status: 
     quantity: BigInt(seconds), amountNano: quantityCharge(BigInt(seconds), c.offering),
     details: { video_job_id: job.id, requested_seconds: job.requestedSeconds, measured_seconds: measured, vendor_seconds: status.seconds ?? null, ...(job.sourceJobId ? { remixed_from_video_id: job.sourceJobId } : {}) },
   };
-  await deps.ledger.settle({ holdId: job.holdId, accountId: job.accountId, rows: [row] });
+  await settleJobHold(deps.ledger, job, [row]);
   await markCompleted(deps.db, job.id, { outputFileId: stored.id, billedSeconds: seconds, amountNano: row.amountNano, at: deps.clock.now() });
   return 'completed';
 }

@@ -51,7 +51,11 @@ export class VideoJobs {
     ctx.body = { ...ctx.body, remix_video_id: source.vendorJobId, seconds: source.billedSeconds ?? source.requestedSeconds, size: source.size };
   }
 
-  /** After the vendor accepted the job: records it with the request's hold and answers it. */
+  /**
+   * After the vendor accepted the job: records it with the request's hold and answers it. Recording
+   * the job is the last step that can fail: once it resolves the meter stage hands the hold to the
+   * job (src/pipeline/hold.ts handHoldToJob), and the request ends without settling or releasing it.
+   */
   async start(ctx: RequestContext): Promise<void> {
     const translator = ctx.translation!.translator;
     const upstream = ctx.outcome?.answer?.upstreamBody;
@@ -67,11 +71,9 @@ export class VideoJobs {
       operationId: ctx.operationId ?? null, createdAt: now, nextPollAt: new Date(now.getTime() + FIRST_POLL_MS),
       deadlineAt: new Date(now.getTime() + this.deps.settings().videoJobs.deadlineMs), finishedAt: null,
     };
-    await insertVideoJob(this.deps.db, job);
-    // The job owns the hold from here: the request ends without settling or releasing it.
-    ctx.hold!.open = false;
-    ctx.operationResult = { video_job_id: job.id };
     const view = await this.view(job, '');
+    await insertVideoJob(this.deps.db, job);
+    ctx.operationResult = { video_job_id: job.id };
     ctx.finish = async () => {
       ctx.started = true;
       await ctx.reply.code(200).header('x-gateway-cost-usd', formatUsd(0n)).header('content-type', 'application/json; charset=utf-8').send(view);

@@ -270,6 +270,14 @@ describe('GatewayMetrics', () => {
     expect(one(parse(await m.render()), 'gateway_holds_open')).toBe('0');
   });
 
+  it('records the charge alone for a meter that counts no tokens (null usage)', async () => {
+    const m = new GatewayMetrics();
+    m.metered('cohere', 'rerank-pro', null, 2_000_000n);
+    const p = parse(await m.render());
+    expect(one(p, 'gateway_cost_metered_nano_usd_total', { provider: 'cohere', model: 'rerank-pro' })).toBe('2000000');
+    expect(find(p, 'gateway_tokens_metered_total', { provider: 'cohere', model: 'rerank-pro', kind: 'input' })).toEqual([]);
+  });
+
   it('leaves gateway_holds_open out of a scrape when its source fails or hangs, and still renders the rest', async () => {
     const m = new GatewayMetrics({ collectTimeoutMs: 20 });
     m.setHoldsOpen(() => new Promise<number>(() => undefined));

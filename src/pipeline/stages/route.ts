@@ -12,11 +12,12 @@ import { createTranslator } from '../../translate/registry.js';
 import type { RequestContext } from '../context.js';
 import { resolveFileInputs } from '../file-inputs.js';
 import { resolveUrlInputs } from '../url-inputs.js';
-import { videoJobs } from '../local/videos.js';
 import { checkOfferingFiles } from '../file-limits.js';
 import { resolveFileReferences } from '../file-references.js';
 import { needsFileProbes, probeFiles } from '../file-probes.js';
 import { prepareSkillsExecution } from '../../skills/execution.js';
+import { jobKindOf } from '../job-kinds.js';
+import { skillsServices } from '../operation-ids.js';
 import type { Runtime, Stage } from '../stage.js';
 import type { CompiledRoute } from '../../config/types.js';
 import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
@@ -55,7 +56,8 @@ type RouteStep = (ctx: RequestContext) => Promise<void>;
 function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   const steps: RouteStep[] = [];
   // A job route's own rules come first (spec 4.16: what a remix may not carry, and its source).
-  if (route.manifest.job) steps.push((ctx) => videoJobs(runtime).prepare(ctx));
+  const job = jobKindOf(route);
+  if (job) steps.push((ctx) => job.service(runtime).prepare(ctx));
   const policy = route.manifest.file_references;
   if (policy) steps.push((ctx) => resolveFileReferences(ctx, runtime, policy));
   if (route.manifest.file_inputs) steps.push((ctx) => resolveFileInputs(ctx, runtime, route.manifest.file_inputs!));
@@ -70,22 +72,16 @@ function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   return steps;
 }
 
-/** The checks that need the chosen model: a skills execution (spec 4.6). */
+/**
+ * The checks that need the chosen model: a skills execution (spec 4.6). Its operation id, like any
+ * route's, is claimed by admission (src/pipeline/stages/admission.ts).
+ */
 function stepsAfter(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   const steps: RouteStep[] = [];
-  // Claimed last, before admission reserves anything (spec 4.14, 4.16: X-Gateway-Operation-ID).
-  const kind = route.manifest.operation_ids;
-  if (kind) {
-    steps.push(async (ctx) => {
-      if (!runtime.operations) throw new GatewayError('upstream_unavailable', 'Operation ids are not available on this gateway.');
-      await runtime.operations.claim(ctx, kind);
-    });
-  }
   if (route.manifest.skills_execution) {
     steps.push(async (ctx) => {
-      const deps = runtime.files?.publish;
-      if (!deps) throw new GatewayError('invalid_request', 'Skills executions are not available on this gateway.');
-      await prepareSkillsExecution(ctx, deps);
+      skillsServices(runtime.files); // a gateway without publication runs no execution (400)
+      prepareSkillsExecution(ctx);
     });
   }
   return steps;
