@@ -92,11 +92,34 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
       params.push({ name, in: 'header', required: false, schema: { type: 'string', enum: h.values }, description: `Required: ${[h.name, ...(h.aliases ?? [])].join(' or ')}.` });
     }
   }
+  if (route.raw && schemas.request) {
+    // A raw body (issue 9 point 3): the bytes are the body, every parameter rides in the query.
+    params.push(...rawQueryParams(gateway, route, schemas.request, components));
+    if (params.length) op.parameters = params;
+    op.requestBody = rawRequestBody(route.raw);
+    return op;
+  }
   // `query_fields` (spec 4.9: `?to=fr` on a document upload) ride in the query, or in the body.
   for (const name of m.query_fields ?? []) params.push({ name, in: 'query', required: false, schema: { type: 'string' }, description: `Or as the body field \`${name}\` (not both).` });
   if (params.length) op.parameters = params;
   if (schemas.request) op.requestBody = { required: true, content: requestContent(route, bodySchemaRef(gateway, route, schemas.request, components)) };
   return op;
+}
+
+/** A raw route's query parameters, each with its request schema property's schema (values are coerced from text). */
+function rawQueryParams(gateway: CompiledGateway, route: CompiledRoute, request: string, components: Json): Json[] {
+  const schema = components[component(gateway, request, components).split('/').pop()!] as { properties?: Record<string, Json>; required?: string[] };
+  return (route.manifest.query_fields ?? []).map((name) => {
+    const { description, ...property } = schema.properties?.[name] ?? { type: 'string' };
+    return { name, in: 'query', required: (schema.required ?? []).includes(name), schema: property, ...(description ? { description } : {}) };
+  });
+}
+
+/** A raw route's body: the bytes, under each Content-Type the route accepts. */
+function rawRequestBody(raw: NonNullable<CompiledRoute['raw']>): Json {
+  const description = `The '${raw.part}' file as the whole body, at most ${raw.maxBytes} bytes; Content-Type one of: ${[...raw.mime].join(', ')}.`;
+  const content = Object.fromEntries([...raw.mime].map((type) => [type, { schema: { type: 'string', format: 'binary' } }]));
+  return { required: true, description, content };
 }
 
 /**
@@ -142,7 +165,7 @@ const CATALOG_SCHEMA: Json = {
       availability: { enum: ['available', 'coming_soon', 'unavailable'] },
       native_responses: { type: 'boolean' },
       context_window: { type: 'integer', minimum: 1, description: 'Input plus output tokens the model can attend to.' },
-      max_output_tokens: { type: 'integer', minimum: 1, description: 'Most output tokens the model can produce; a larger client cap is a 400.' },
+      max_output_tokens: { type: 'integer', minimum: 0, description: 'Most output tokens the model can produce; a larger client cap is a 400. 0 for an embedding model (it generates no tokens).' },
       billing: { type: 'object', required: ['unit', 'per', 'prices'], properties: { unit: { type: 'string' }, per: { type: 'integer' }, prices: { type: 'object', additionalProperties: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } } } },
     },
     // Token-priced offerings always carry their token limits.

@@ -2,7 +2,9 @@
  * Cross-file rules JSON Schema cannot express (issue 9 point 2), checked at boot, on hot reload and
  * at codegen, each refusal naming file, path and reason: every translation a route can need exists;
  * every offering a billable route can reach is priced in a unit the route meters; a route's default
- * offering exists and is reachable; a route's `file_inputs` name fields of its request schema.
+ * offering exists and is reachable; a route's `file_inputs` name fields of its request schema; a raw
+ * body route validates its parameters and takes no type the gateway parses itself; a route that
+ * streams calls only operations that answer server-sent events.
  */
 import { unitPrice } from '../billing/pricing.js';
 import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
@@ -59,6 +61,36 @@ export function checkInputFields(file: string, manifest: RouteManifest, requestS
   (manifest.query_fields ?? []).forEach((field, i) => {
     if (!Object.hasOwn(properties, field)) throw new ManifestError(file, `/query_fields/${i}`, `"${field}" is not a property of the route's request schema`);
   });
+}
+
+/** Types the gateway's own parsers read (src/server/app.ts): a raw body can never receive them. */
+const PARSED_TYPES = ['application/json', 'multipart/form-data', 'text/plain'];
+
+/**
+ * A raw body (issue 9 point 3) carries no fields: the route's parameters come from `query_fields` and
+ * must still be validated, so it needs a request schema; and its allow-list names only types that
+ * reach it as bytes.
+ */
+export function checkRawBody(file: string, manifest: RouteManifest): void {
+  if (manifest.body?.type !== 'raw') return;
+  if (!manifest.schemas?.request) throw new ManifestError(file, '/schemas/request', 'a raw body route takes its parameters from the query: declare the request schema that validates them');
+  (manifest.body.mime ?? []).forEach((type, i) => {
+    if (PARSED_TYPES.includes(type)) throw new ManifestError(file, `/body/mime/${i}`, `${type} is read by the gateway's own parser, so a raw body cannot take it (raw types: any but ${PARSED_TYPES.join(', ')})`);
+  });
+}
+
+/** A route that streams (`stream.when`) may only call operations whose answer is server-sent events (`answer: {type: sse}`). */
+export function checkStreamingAnswers(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
+  for (const route of routes) {
+    if (!route.streamPointer) continue;
+    route.upstreams.forEach((upstream, index) => {
+      for (const { manifest } of providers) {
+        const answer = manifest.operations[upstream.operation]?.answer?.type ?? 'json';
+        if (!manifest.operations[upstream.operation] || answer === 'sse') continue;
+        throw new ManifestError(route.file, `/upstreams/${index}`, `the route streams (stream.when ${route.manifest.stream!.when}) but operation "${upstream.operation}" of provider ${manifest.id} answers ${answer}: declare answer: {type: sse} if it streams`);
+      }
+    });
+  }
 }
 
 /** The `{name}` parameters of an operation path. */

@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
 import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
+import type { RawBodySpec } from '../pipeline/bodies/raw.js';
 import { formatIds, findClientFormat } from '../formats/index.js';
 import type { ClientFormat } from '../formats/types.js';
 import { attachMeters, compileMeters } from '../meters/index.js';
 import { manifestPointer } from '../meters/pointer.js';
-import { checkFileInputs, checkInputFields, checkMeters, checkPathParams, checkTranslators, chooseDefaultModels } from './checks.js';
+import { checkFileInputs, checkInputFields, checkMeters, checkPathParams, checkRawBody, checkStreamingAnswers, checkTranslators, chooseDefaultModels } from './checks.js';
 import { ManifestError } from './errors.js';
 import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
@@ -101,6 +102,13 @@ function multipartOf(manifest: RouteManifest): MultipartSpec | null {
   return { files, maxFields: body.max_fields ?? 64, fieldMaxBytes: body.field_max_bytes ?? 65_536, ...(body.json ? { acceptsJson: true } : {}), ...(body.json_refuses?.length ? { jsonRefuses: body.json_refuses } : {}), ...(body.max_total_bytes ? { maxTotalBytes: body.max_total_bytes } : {}), ...(body.oversize ? { oversize: body.oversize } : {}) };
 }
 
+/** A route's raw body declaration (`body: {type: raw}`), with the defaults of a multipart part's. */
+function rawOf(manifest: RouteManifest): RawBodySpec | null {
+  const body = manifest.body;
+  if (body?.type !== 'raw') return null;
+  return { part: body.part ?? 'file', maxBytes: body.max_bytes!, mime: new Set(body.mime!), oversize: body.oversize ?? 'payload_too_large', ...(body.probe ? { probe: body.probe } : {}) };
+}
+
 /** The client format a route names; an unknown one stops the boot (it would answer every request with a 500). */
 function knownFormat(file: string, id: string): ClientFormat {
   const format = findClientFormat(id);
@@ -110,7 +118,7 @@ function knownFormat(file: string, id: string): ClientFormat {
 
 async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promise<CompiledRoute[]> {
   const ajv = new Ajv2020({ strict: false, allErrors: false });
-  // Multipart fields arrive as text: their schema coerces them ("2" to 2, one value to a list).
+  // Multipart fields and a raw body's query parameters arrive as text: their schema coerces them ("2" to 2, one value to a list).
   const coercing = new Ajv2020({ strict: false, allErrors: false, coerceTypes: 'array' });
   const seen = new Map<string, string>();
   const routes: CompiledRoute[] = [];
@@ -130,11 +138,13 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
     let validateRequest = null;
     const requestSchema = manifest.schemas?.request;
     if (requestSchema) {
-      try { validateRequest = (manifest.body?.type === 'multipart' ? coercing : ajv).compile({ ...wire.get(requestSchema)!, $id: undefined }); }
+      const textual = manifest.body?.type === 'multipart' || manifest.body?.type === 'raw';
+      try { validateRequest = (textual ? coercing : ajv).compile({ ...wire.get(requestSchema)!, $id: undefined }); }
       catch (error) { throw new ManifestError(file, '/schemas/request', `schema does not compile: ${(error as Error).message}`); }
     }
     checkFileInputs(file, manifest, requestSchema ? wire.get(requestSchema) : undefined);
     checkInputFields(file, manifest, requestSchema ? wire.get(requestSchema) : undefined);
+    checkRawBody(file, manifest);
     const route: CompiledRoute = {
       manifest, file, validateRequest,
       streamPointer: manifest.stream ? manifestPointer(file, '/stream/when', manifest.stream.when) : null,
@@ -147,6 +157,7 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
       requiredHeaders: (manifest.require_headers ?? []).map((h) => ({ name: h.name, aliases: h.aliases ?? [], values: new Set(h.values) })),
       defaultModel: null,
       multipart: multipartOf(manifest),
+      raw: rawOf(manifest),
     };
     attachMeters(route, compileMeters(manifest, format, file));
     routes.push(route);
@@ -160,6 +171,7 @@ export async function compileGateway(raw: RawGateway, ctx: CompileContext): Prom
   const routes = await compileRoutes(raw, wire);
   checkTranslators(routes, raw.providers);
   checkPathParams(routes, raw.providers);
+  checkStreamingAnswers(routes, raw.providers);
   const providers = new Map<string, CompiledProvider>();
   const offerings = new Map<string, CompiledOffering>();
   for (const { file, manifest } of raw.providers) {

@@ -38,6 +38,8 @@ async function validatorsFor(root: string): Promise<Map<Kind, ValidateFunction>>
 function describe(error: ErrorObject): string {
   if (error.keyword === 'additionalProperties') return `unknown key "${String(error.params.additionalProperty)}"`;
   if (error.keyword === 'enum') return `${error.message}: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+  // A key the schema forbids in this case (`false`), e.g. a multipart key on a raw body.
+  if (error.keyword === 'false schema') return `"${error.instancePath.split('/').pop()!.replace(/~1/g, '/').replace(/~0/g, '~')}" is not allowed here`;
   return error.message ?? 'invalid';
 }
 

@@ -8,7 +8,7 @@ import { parseUsd } from '../money.js';
 import { authHeaderOf } from '../upstream/auth.js';
 import { ManifestError } from './errors.js';
 import { compilePoll } from './poll.js';
-import type { CompiledOffering, CompiledOperation, CompiledProvider, OfferingFileLimit } from './types.js';
+import type { CompiledOffering, CompiledOperation, CompiledProvider, OfferingFileLimit, UpstreamAnswerKind, UpstreamRequestKind } from './types.js';
 
 /** What provider compilation needs from outside the manifests. */
 export interface ProviderContext { env: NodeJS.ProcessEnv; simulatorUrl: string | null; }
@@ -35,13 +35,28 @@ function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simu
   return url;
 }
 
+type OperationManifest = ProviderManifest['operations'][string];
+
+/**
+ * An operation's request and answer kinds (issue 9 point 3): only a POST sends a body, so a GET or
+ * DELETE declaring a multipart or raw one is a mistake; a job to poll answers JSON, never a stream.
+ */
+function operationKinds(file: string, at: string, op: OperationManifest): { request: UpstreamRequestKind; answer: UpstreamAnswerKind } {
+  const request = op.request ?? 'json';
+  const answer = op.answer?.type ?? 'json';
+  if (request !== 'json' && op.method !== 'POST') throw new ManifestError(file, `${at}/request`, `a ${op.method} operation sends no body, so it cannot declare request: ${request}`);
+  if (answer === 'sse' && op.poll) throw new ManifestError(file, `${at}/answer/type`, 'an operation answered by a job to poll (poll) cannot answer sse');
+  return { request, answer };
+}
+
 function compileOperations(file: string, m: ProviderManifest): Record<string, CompiledOperation> {
   const operations: Record<string, CompiledOperation> = {};
   for (const [name, op] of Object.entries(m.operations)) {
+    const at = `/operations/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const query = new URLSearchParams(op.query ?? {}).toString();
-    const poll = op.poll && compilePoll(file, `/operations/${name.replace(/~/g, '~0').replace(/\//g, '~1')}/poll`, op.poll);
+    const poll = op.poll && compilePoll(file, `${at}/poll`, op.poll);
     const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
-    operations[name] = { method: op.method, path: op.path, format: op.format, query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
+    operations[name] = { method: op.method, path: op.path, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
       features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])) };
   }
   return operations;
@@ -95,11 +110,21 @@ function tokenBilling(file: string, at: string, o: OfferingManifest): Pick<Compi
 
 const NO_TOKEN_PRICES = { input: 0n, output: 0n, cachedInput: 0n, cacheWrite: 0n, imageInput: 0n };
 
-/** A token-billed offering must declare its context window (the schema requires it; this narrows the type). */
-function contextWindowOf(file: string, index: number, o: OfferingManifest): number {
-  if (o.billing.unit !== 'token') return 0;
-  if (o.context_window === undefined) throw new ManifestError(file, `/offerings/${index}`, `a ${o.billing.unit}-billed offering must declare context_window`);
-  return o.context_window;
+/**
+ * A token-billed offering's context window and output cap, both declared (the schema requires them;
+ * this narrows the type), as the catalogue shows them (issue 8 item 6); 0 for other units, never read.
+ * An output cap of 0 is an embedding's (it generates no tokens): on any other model it would refuse
+ * every request, so it is refused here.
+ */
+function tokenLimitsOf(file: string, index: number, o: OfferingManifest): { contextWindow: number; maxOutputTokens: number } {
+  if (o.billing.unit !== 'token') return { contextWindow: 0, maxOutputTokens: 0 };
+  for (const key of ['context_window', 'max_output_tokens'] as const) {
+    if (o[key] === undefined) throw new ManifestError(file, `/offerings/${index}`, `a ${o.billing.unit}-billed offering must declare ${key}`);
+  }
+  if (o.max_output_tokens === 0 && o.service_type !== 'EMBEDDING') {
+    throw new ManifestError(file, `/offerings/${index}/max_output_tokens`, `only an EMBEDDING offering may declare 0 (it generates no tokens); a ${o.service_type} model needs its real output cap`);
+  }
+  return { contextWindow: o.context_window!, maxOutputTokens: o.max_output_tokens! };
 }
 
 /** An offering's skills, each one the provider lists (a typo would silently refuse every execution). */
@@ -137,7 +162,7 @@ export function compileOfferings(file: string, m: ProviderManifest): CompiledOff
     return {
       id: o.id, upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
       availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true, created: o.created ?? 0,
-      maxOutputTokens: o.max_output_tokens ?? 4096, contextWindow: contextWindowOf(file, index, o), billing,
+      ...tokenLimitsOf(file, index, o), billing,
       skills: knownSkills(file, index, m, o.skills ?? []),
       params: o.params ?? {},
       operations: knownOperations(file, index, m, o.operations), files: fileLimits(o),

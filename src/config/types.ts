@@ -3,6 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import type { RouteManifest, ServiceType } from '../generated/manifest-types.js';
 import type { Limits } from '../limits/types.js';
 import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
+import type { RawBodySpec } from '../pipeline/bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
@@ -67,11 +68,24 @@ export interface CompiledProvider {
   skills: { source: string; list: BuiltinSkill[] } | null;
 }
 
+/** What an operation's upstream request body is (provider manifest `request`; issue 9 point 3). */
+export type UpstreamRequestKind = 'json' | 'multipart' | 'raw';
+
+/** What an operation answers (provider manifest `answer.type`): sse streams when the request asks to. */
+export type UpstreamAnswerKind = 'json' | 'sse' | 'binary';
+
 /** One upstream operation: where it is, and the wire format its translator speaks. */
 export interface CompiledOperation {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
   format: string;
+  /**
+   * The body a POST sends; a translation producing another kind is refused before sending
+   * (src/upstream/client.ts). Absent means json, the manifest's default (always set by compile).
+   */
+  request?: UpstreamRequestKind;
+  /** What it answers; absent means json, or binary when `binary` is set (always set by compile). */
+  answer?: UpstreamAnswerKind;
   /** Static query parameters (the vendor's api-version), already encoded: `?api-version=3.0`, or ''. */
   query: string;
   /** The answer is a job to poll to completion inside the request; null for a direct answer. */
@@ -137,6 +151,8 @@ export interface CompiledRoute {
   defaultModel: string | null;
   /** A multipart body's declared parts and limits; null for a JSON body. */
   multipart: MultipartSpec | null;
+  /** A raw body's limits and the file part it becomes; null unless `body.type` is raw. */
+  raw: RawBodySpec | null;
 }
 
 /** Server-level settings after environment overrides. */

@@ -464,16 +464,34 @@ export interface RouteManifest {
     default?: string;
   };
   /**
-   * Client URL query parameters read into the request body before it is validated (spec 4.9: document translation's `to`, `from`, `model` ride in the query of a multipart upload): strings, a repeated one a list. A field given both in the query and in the body is a 400 naming it; other query parameters are ignored. Each must be a property of the request schema.
+   * Client URL query parameters read into the request body before it is validated (spec 4.9: document translation's `to`, `from`, `model` ride in the query of a multipart upload; a raw body route takes all its parameters there): strings, a repeated one a list. A field given both in the query and in the body is a 400 naming it; other query parameters are ignored. Each must be a property of the request schema.
    *
    * @minItems 1
    */
   query_fields?: string[];
   /**
-   * The request body: JSON (default) or multipart/form-data, with explicit limits per part (spec 8).
+   * The request body: JSON (default), multipart/form-data with explicit limits per part (spec 8), or raw bytes (the whole body is one file, its Content-Type from `mime`; the route's other parameters come from `query_fields`).
    */
   body?: {
-    type: 'json' | 'multipart';
+    type: 'json' | 'multipart' | 'raw';
+    /**
+     * raw only: the most bytes the body may have, counted as it streams in; more is refused (the error of `oversize`) before anything is reserved.
+     */
+    max_bytes?: number;
+    /**
+     * raw only: the Content-Types the body may have (parameters such as charset ignored); any other, or none, is a 400 naming the accepted ones. application/json and multipart/form-data are read by the gateway itself and cannot be raw.
+     *
+     * @minItems 1
+     */
+    mime?: string[];
+    /**
+     * raw only: the file part the bytes become (default `file`), as a multipart upload of one file under that name: translators, `probe` and the meters' `files:/<part>` read it there.
+     */
+    part?: string;
+    /**
+     * raw only: measured before anything is reserved, as `body.files.<part>.probe` of a multipart route.
+     */
+    probe?: 'audio' | 'image' | 'docx' | 'pdf';
     /**
      * multipart only: a JSON body is accepted too (same request schema), e.g. naming a temporary file (`file_inputs` with `into: {file: <part>}`) instead of sending the part. The declared parts' `min` is then checked once the file inputs are resolved.
      */
@@ -513,7 +531,7 @@ export interface RouteManifest {
      */
     max_total_bytes?: number;
     /**
-     * The error of a file part over its max_bytes (or the form over max_total_bytes): payload_too_large (413, the default, as vendors' upload APIs answer) or invalid_request (400 naming the part; issue 12: a document over 2 MiB is a clear 400).
+     * The error of a file part over its max_bytes (or the form over max_total_bytes, or a raw body over its max_bytes): payload_too_large (413, the default, as vendors' upload APIs answer) or invalid_request (400 naming the part; issue 12: a document over 2 MiB is a clear 400).
      */
     oversize?: 'payload_too_large' | 'invalid_request';
     /**
@@ -852,6 +870,10 @@ export interface ProviderManifest {
        */
       format: string;
       /**
+       * The upstream request body (issue 9 point 3): json (default), multipart (multipart/form-data) or raw (bytes with their own Content-Type). Only a POST sends one. A translation that produces another kind is refused before anything is sent (500 internal_error naming the operation).
+       */
+      request?: 'json' | 'multipart' | 'raw';
+      /**
        * Static query parameters (e.g. the vendor's api-version).
        */
       query?: {
@@ -926,10 +948,10 @@ export interface ProviderManifest {
         deadline_ms?: number;
       };
       /**
-       * What the operation answers: JSON (default) or bytes (an MP3, a DOCX, a PDF), read into a bounded buffer and sent once settled, with the cost headers.
+       * What the operation answers: JSON (default); sse, server-sent events when the route's request asks to stream (`stream.when`) and JSON otherwise (a route that streams may only call sse operations); or bytes (an MP3, a DOCX, a PDF), read into a bounded buffer and sent once settled, with the cost headers.
        */
       answer?: {
-        type: 'json' | 'binary';
+        type: 'json' | 'sse' | 'binary';
         /**
          * Largest binary answer (default 52428800); a larger one is a 502, not billed.
          */
@@ -1005,7 +1027,7 @@ export interface Offering {
    */
   created?: number;
   /**
-   * Most output tokens the model can produce: a larger client cap is refused (400); the reservation's cap when the client sets none.
+   * Most output tokens the model can produce: a larger client cap is refused (400); the reservation's cap when the client sets none. Required for token-billed offerings, shown in the catalogue; 0 only for an EMBEDDING offering (an embedding generates no tokens).
    */
   max_output_tokens?: number;
   /**

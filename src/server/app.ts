@@ -53,6 +53,11 @@ function bodyError(error: FastifyError): GatewayError {
   return new GatewayError('internal_error', 'The gateway failed to process the request.');
 }
 
+/** The error fastify raises for a type no parser takes (answered as a 400 by bodyError: spec 7 has no 415). */
+function unsupportedMediaType(): Error {
+  return Object.assign(new Error('Unsupported Content-Type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
+}
+
 async function dispatch(deps: ServerDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const generation = deps.generation();
   const found = generation.match(req.method, req.url.split('?')[0]!);
@@ -87,14 +92,25 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '') { done(null, undefined); return; }
-    parseJson(req, body as string, done);
+    parseJson(req, body as string, (error, parsed) => {
+      // A raw body route refuses the type itself, naming the types it takes, rather than "not valid JSON".
+      if (error && deps.generation().match(req.method, req.url.split('?')[0]!)?.pipeline.route.raw) { done(null, undefined); return; }
+      done(error, parsed);
+    });
   });
   // A multipart body is read by the route that declares one, as a stream under its own limits
-  // (src/pipeline/bodies/multipart.ts); any other route refuses it as it refuses every non-JSON type.
+  // (src/pipeline/bodies/multipart.ts); a raw body route gets the stream too, and names the types it
+  // takes (src/pipeline/bodies/raw.ts); any other route refuses it as it refuses every non-JSON type.
   app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
-    const found = deps.generation().match(req.method, req.url.split('?')[0]!);
-    if (found?.pipeline.route.multipart) { done(null, payload); return; }
-    done(Object.assign(new Error('Unsupported Content-Type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined);
+    const route = deps.generation().match(req.method, req.url.split('?')[0]!)?.pipeline.route;
+    if (route?.multipart || route?.raw) { done(null, payload); return; }
+    done(unsupportedMediaType(), undefined);
+  });
+  // Any other type (or none) is a raw body route's bytes, read as a stream under its own bound and
+  // checked against its allow-list by the validate stage; every other route refuses it.
+  app.addContentTypeParser('*', (req, payload, done) => {
+    if (deps.generation().match(req.method, req.url.split('?')[0]!)?.pipeline.route.raw) { done(null, payload); return; }
+    done(unsupportedMediaType(), undefined);
   });
   const openapi = await readFile(deps.openapiFile, 'utf8');
   app.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));

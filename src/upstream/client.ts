@@ -3,7 +3,7 @@
  * become GatewayErrors (refused: 503, timeouts: 504) so no provider-specific code is needed here.
  */
 import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import type { CompiledOperation, CompiledProvider } from '../config/types.js';
+import type { CompiledOperation, CompiledProvider, UpstreamRequestKind } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { authHeaders } from './auth.js';
 import { RawBody } from './raw-body.js';
@@ -62,6 +62,26 @@ function withQuery(path: string, query: Record<string, string[]>): string {
   return text ? `${path}${path.includes('?') ? '&' : '?'}${text}` : path;
 }
 
+/** The kind of body a translation produced: a FormData is multipart, a RawBody raw, anything else JSON. */
+function bodyKind(body: unknown): UpstreamRequestKind {
+  return body instanceof FormData ? 'multipart' : body instanceof RawBody ? 'raw' : 'json';
+}
+
+/**
+ * The wire payload of a POST, of the kind its operation declares (provider manifest `request`; issue
+ * 9 point 3). A translation that produced another kind is the gateway's fault: refused before
+ * anything is sent (never a mismatched body upstream), naming the operation. Serialized before the
+ * transport, so a body that cannot be sent is not mistaken for an unreachable upstream.
+ */
+function payloadOf(name: string, op: CompiledOperation, body: unknown): string | FormData | RawBody {
+  const declared = op.request ?? 'json';
+  const produced = bodyKind(body);
+  if (produced !== declared) {
+    throw new GatewayError('internal_error', `The gateway's operation "${name}" declares a ${declared} request body, but its translation produced ${produced}; nothing was sent upstream.`);
+  }
+  return body instanceof FormData || body instanceof RawBody ? body : JSON.stringify(body);
+}
+
 /** Connection pools to every upstream origin. */
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
@@ -90,16 +110,15 @@ export class UpstreamClient {
     return pool;
   }
 
-  /** POSTs (or GETs, DELETEs) a JSON body to one of the provider's operations. */
+  /** POSTs (or GETs, DELETEs) to one of the provider's operations, with a body of the kind the operation declares (JSON, multipart or raw). */
   async send(provider: CompiledProvider, operation: string, body: unknown, signal: AbortSignal, target: UpstreamTarget = {}): Promise<UpstreamResponse> {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
     const url = this.target(provider.baseUrl + op.path + op.query);
     let path = target.pathParams ? fillPath(url.path, target.pathParams) : url.path;
     if (target.query) path = withQuery(path, target.query);
-    // Serialized before the transport: a body that cannot be sent is the gateway's fault, not an unreachable upstream.
     // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
-    const payload = op.method !== 'POST' ? null : body instanceof FormData || body instanceof RawBody ? body : JSON.stringify(body);
+    const payload = op.method !== 'POST' ? null : payloadOf(operation, op, body);
     // A binary answer (a file download) accepts any type: a vendor that declares only application/octet-stream refuses JSON-only Accept (406).
     const headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
     return this.request(provider, op.method, url.origin, path, payload, signal, headers);

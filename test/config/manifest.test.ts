@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compileGateway } from '../../src/config/compile.js';
 import { ManifestError } from '../../src/config/errors.js';
 import { loadGateway } from '../../src/config/load.js';
+import { catalogBody } from '../../src/server/catalog.js';
 import { copyConfig } from '../helpers/config.js';
 
 async function loadError(edit: (c: Awaited<ReturnType<typeof copyConfig>>) => Promise<void>): Promise<ManifestError> {
@@ -43,6 +44,21 @@ describe('manifest validation', () => {
     expect(missing.reason).toMatch(/context_window/);
     const zero = await loadError((c) => c.editYaml('providers/anthropic.yaml', (d) => { d.offerings[0].context_window = 0; }));
     expect(zero.path).toBe('/offerings/0/context_window');
+  });
+
+  it('requires max_output_tokens on a token-priced offering, 0 only for an embedding (it generates no tokens), as the catalogue shows it', async () => {
+    const missing = await loadError((c) => c.editYaml('providers/cohere.yaml', (d) => { delete d.offerings.find((o: { id: string }) => o.id === 'embed-fast').max_output_tokens; }));
+    expect(missing.file).toBe('providers/cohere.yaml');
+    expect(missing.path).toMatch(/^\/offerings\/\d+$/);
+    expect(missing.reason).toBe("must have required property 'max_output_tokens'");
+    const zero = await loadError((c) => c.editYaml('providers/openai.yaml', (d) => { d.offerings[0].max_output_tokens = 0; }));
+    expect(zero.path).toBe('/offerings/0/max_output_tokens');
+    expect(zero.reason).toBe('only an EMBEDDING offering may declare 0 (it generates no tokens); a CHAT model needs its real output cap');
+    const gateway = await compileGateway(await loadGateway((await copyConfig()).configFile), { env: {}, simulatorUrl: 'http://127.0.0.1:1' });
+    const entries = (catalogBody(gateway).data as Array<Record<string, unknown>>);
+    expect(entries.find((e) => e.id === 'embed-fast')).toMatchObject({ context_window: 128000, max_output_tokens: 0 });
+    expect(entries.find((e) => e.id === 'text-embedding-3-small')).toMatchObject({ context_window: 8192, max_output_tokens: 0 });
+    expect(entries.find((e) => e.id === 'gpt-4o-mini')).toMatchObject({ context_window: 128000, max_output_tokens: 16384 });
   });
 
   it('rejects a wrong enum value in a route', async () => {

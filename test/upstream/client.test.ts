@@ -52,7 +52,9 @@ describe('UpstreamClient', () => {
     const form = new FormData();
     form.append('model_id', 'm');
     form.append('file', new Blob([Buffer.from('RIFF0000WAVE')], { type: 'audio/wav' }), 'a.wav');
-    const res = await client.send(provider(), 'speak', form, new AbortController().signal, { pathParams: { voice_id: 'v' } });
+    const multipart = provider();
+    multipart.operations.speak!.request = 'multipart';
+    const res = await client.send(multipart, 'speak', form, new AbortController().signal, { pathParams: { voice_id: 'v' } });
     await res.body.dump();
     const last = seen.at(-1)!;
     expect(last.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);

@@ -42,6 +42,11 @@ export interface UploadedFile {
 /** The parsed body: text fields (strings, or lists for repeated names) and files. */
 export interface MultipartBody { fields: Record<string, string | string[]>; files: UploadedFile[]; }
 
+/** The declared media type of a Content-Type header: lower case, parameters dropped ('' when absent). */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
 /** A part's field name without a trailing `[]`; a part with no name (or a NUL in it) is the client's 400. */
 function listName(name: string | undefined): string {
   if (typeof name !== 'string' || name === '' || name.includes('\0')) throw new GatewayError('invalid_request', 'A multipart part has no valid name in its Content-Disposition.');
@@ -95,7 +100,7 @@ function admitFile(spec: MultipartSpec, counts: Map<string, number>, name: strin
   const count = (counts.get(field) ?? 0) + 1;
   if (count > part.max) throw new GatewayError('invalid_request', `At most ${part.max} file${part.max === 1 ? '' : 's'} in '${field}'.`, { param: field });
   counts.set(field, count);
-  const type = mimeType.split(';')[0]!.trim().toLowerCase();
+  const type = mediaType(mimeType);
   if (part.mime && !part.mime.has(type)) throw new GatewayError('invalid_request', `The file in '${field}' is ${type || 'of no declared type'}; supported: ${[...part.mime].join(', ')}.`, { param: field });
   return part;
 }

@@ -1,7 +1,8 @@
 /**
- * Stage 2, validate: the route's required headers, then the request body (JSON, or a multipart form
- * read under the route's limits) against the route's wire schema, compiled at boot. A `oneOf` of
- * single required fields ("exactly one of") is answered naming the fields.
+ * Stage 2, validate: the route's required headers, then the request body (JSON, a multipart form read
+ * under the route's limits, or a raw body's query parameters) against the route's wire schema,
+ * compiled at boot; a raw body's bytes are read after its parameters pass. A `oneOf` of single
+ * required fields ("exactly one of") is answered naming the fields.
  */
 import { Readable } from 'node:stream';
 import type { ErrorObject } from 'ajv';
@@ -10,6 +11,8 @@ import { parsePointer, readPointer } from '../../meters/pointer.js';
 import type { RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
 import { readMultipart, type MultipartSpec } from '../bodies/multipart.js';
+import { acceptedRawType, asMultipartSpec, readRawBody, unsupportedRawType, type RawBodySpec } from '../bodies/raw.js';
+import { probeFiles } from '../file-probes.js';
 import { MAX_BODY_DEPTH, nestedDeeperThan } from '../depth.js';
 
 function schemaMessage(error: ErrorObject): { message: string; param: string | null } {
@@ -90,6 +93,21 @@ async function multipartFields(ctx: RequestContext, spec: MultipartSpec): Promis
 }
 
 /**
+ * Reads a raw body (issue 9 point 3) of an accepted `type` into the one file part of `ctx.files`,
+ * under the route's byte bound, and measures it when the route declares a probe.
+ */
+function rawReader(spec: RawBodySpec): (ctx: RequestContext, type: string) => Promise<void> {
+  const probes = spec.probe ? asMultipartSpec(spec) : null;
+  return async (ctx, type) => {
+    const stream = ctx.req.body;
+    // Only the raw parsers of src/server/app.ts hand a stream over; a parsed body is a type the route refused.
+    if (!(stream instanceof Readable)) throw unsupportedRawType(spec, type);
+    ctx.files = [await readRawBody(stream, ctx.req.headers['content-length'], type, spec)];
+    if (probes) await probeFiles(ctx, probes);
+  };
+}
+
+/**
  * `query_fields` (spec 4.9: document translation's `to`, `from` and `model` ride in the query of a
  * multipart upload): those query parameters join the body before it is validated, a repeated one as
  * a list; one given in both places is refused, never silently preferred.
@@ -128,6 +146,17 @@ export const validateStage: Stage = {
     const multipart = route.multipart;
     const queryFields = route.manifest.query_fields;
     const fromQuery = queryFields ? (ctx: RequestContext, body: unknown): unknown => withQueryFields(ctx, body, queryFields) : (_ctx: RequestContext, body: unknown): unknown => body;
+    // A raw body's parameters are all in the query: its type and parameters are checked before its bytes are read.
+    const raw = route.raw;
+    if (raw) {
+      const read = rawReader(raw);
+      return async (ctx) => {
+        checkHeaders(ctx);
+        const type = acceptedRawType(ctx.req.headers['content-type'], raw);
+        accept(ctx, fromQuery(ctx, {}));
+        await read(ctx, type);
+      };
+    }
     // A JSON route stays synchronous; a multipart one reads its parts first.
     if (multipart) return async (ctx) => { checkHeaders(ctx); accept(ctx, fromQuery(ctx, await multipartFields(ctx, multipart))); };
     return (ctx) => { checkHeaders(ctx); accept(ctx, fromQuery(ctx, ctx.req.body)); };
