@@ -30,7 +30,8 @@
  * BENCH_SECONDS (per target and phase), BENCH_ROUNDS, BENCH_WARMUP_SECONDS, BENCH_CONCURRENCY,
  * BENCH_OPEN_STREAMS, BENCH_QUIET_WAIT_SECONDS, BENCH_PROFILE (auto | 1 | 0), BENCH_STAGES (1 | 0),
  * BENCH_DATABASE_ADMIN_URL (default postgres://127.0.0.1:5432/postgres), BENCH_PORTKEY_VERSION,
- * BENCH_OUTPUT (default bench/RESULTS.md).
+ * BENCH_OUTPUT (default bench/RESULTS.md), BENCH_BASELINE_REF (a commit measured beside this build on the
+ * chat phases; default 93c8a3d, the last before the generalised engine; empty: none).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -40,7 +41,7 @@ import { ARGS, BENCH_DIR, CFG, QUICK, ROOT, progress, t0 } from './lib/config.mj
 import { memoryBaselines } from './lib/cpu.mjs';
 import { adminSql, commitLatencyMs, createDatabase } from './lib/db.mjs';
 import { measureAll, measureOpenStreams, storeWorkPerRequest } from './lib/measure.mjs';
-import { children, cleanEnv, ensurePortkey, freePort, killChildren, startFloor, startGateway, startPortkey, startProcess } from './lib/processes.mjs';
+import { children, cleanEnv, ensurePortkey, freePort, killChildren, prepareBaseline, startFloor, startGateway, startPortkey, startProcess } from './lib/processes.mjs';
 import { profileGateway, profileNote } from './lib/profile.mjs';
 import { evaluateTargets, f2, report } from './lib/report.mjs';
 import { stageTimings } from './lib/stages.mjs';
@@ -86,6 +87,7 @@ async function main() {
 
   const targets = [{ id: 'direct', kind: 'direct', label: 'Simulator, direct', url: simUrl, pid: null }];
   let db = null;
+  let baseDb = null;
   let profile = null;
   let stages = null;
   let portkeyInfo = null;
@@ -99,6 +101,13 @@ async function main() {
       const gw = await startGateway('gateway (PostgreSQL)', simUrl, { databaseUrl: db.url });
       targets.push({ ...gw, id: 'gw-pg', store: 'postgres', label: 'Gateway, PostgreSQL', database: db.name });
       progress(`gateway on PostgreSQL at ${gw.url} (pid ${gw.pid}, ${gw.rssStartMb.toFixed(0)} MB RSS)`);
+      if (CFG.baselineRef) {
+        const { commit, root } = prepareBaseline(CFG.baselineRef);
+        baseDb = await createDatabase();
+        const base = await startGateway(`gateway at ${commit}`, simUrl, { databaseUrl: baseDb.url }, [], {}, root);
+        targets.push({ ...base, id: 'gw-base', store: 'postgres', baseline: true, commit, label: `Gateway at ${commit} (baseline), PostgreSQL`, database: baseDb.name });
+        progress(`baseline gateway (${commit}) on PostgreSQL at ${base.url} (pid ${base.pid}, ${base.rssStartMb.toFixed(0)} MB RSS)`);
+      }
     }
     if (runPglite) {
       const gw = await startGateway('gateway (PGlite)', simUrl, {});
@@ -114,7 +123,7 @@ async function main() {
 
     const measured = await measureAll(targets, simInfo);
     for (const t of targets) {
-      if (t.kind === 'direct') continue;
+      if (t.kind === 'direct' || t.baseline) continue;
       measured.get(t.id).open = await measureOpenStreams(t, simInfo);
     }
     const gwPgTarget = targets.find((t) => t.id === 'gw-pg');
@@ -166,10 +175,10 @@ async function main() {
   } finally {
     await sim.stop();
     for (const child of children) child.kill('SIGKILL');
-    if (db) {
-      await adminSql(`DROP DATABASE IF EXISTS ${db.name} WITH (FORCE)`).then(
-        () => progress(`PostgreSQL database ${db.name} dropped`),
-        (error) => progress(`could not drop ${db.name}: ${error.message}`),
+    for (const d of [db, baseDb].filter(Boolean)) {
+      await adminSql(`DROP DATABASE IF EXISTS ${d.name} WITH (FORCE)`).then(
+        () => progress(`PostgreSQL database ${d.name} dropped`),
+        (error) => progress(`could not drop ${d.name}: ${error.message}`),
       );
     }
   }

@@ -118,6 +118,8 @@ export function aggregate(slices, rate) {
   const overloadedAfter = slices.find((x) => x.overloadedAfter !== null)?.overloadedAfter ?? null;
   return {
     ...summary, rate, overloadedAfter,
+    // Each slice's own rate: the spread between a target's rounds is the run's noise.
+    sliceRps: slices.map((x) => x.results.filter((r) => r.ok).length / x.took),
     overloaded: rate !== undefined && (overloadedAfter !== null || summary.rps < 0.95 * rate),
     cpuUsPerRequest: summary.ok > 0 && slices.every((x) => x.targetCpu !== null) ? (cpuSeconds * 1e6) / summary.ok : NaN,
     cpu: { busy: weighted('busy'), own: weighted('own'), postgres: weighted('postgres'), background: weighted('background'), backgroundMax: Math.max(...slices.map((x) => x.cpu.background)) },

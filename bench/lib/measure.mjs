@@ -24,7 +24,7 @@ function phaseLine(phase, r) {
  * load from other processes falls on all targets alike.
  */
 export async function measureAll(targets, sim) {
-  const out = new Map(targets.map((t) => [t.id, { label: t.label, kind: t.kind, store: t.store }]));
+  const out = new Map(targets.map((t) => [t.id, { label: t.label, kind: t.kind, store: t.store, baseline: t.baseline ?? false }]));
   const pools = new Map(targets.map((t) => [t.id, { open: newPool(t.url, 256), closed: newPool(t.url, CFG.concurrency) }]));
   const sliceSeconds = CFG.seconds / CFG.rounds;
   const run = (t, phase, seconds) => {
@@ -33,7 +33,7 @@ export async function measureAll(targets, sim) {
     return phase.rate === undefined ? closedLoop(closed, scenario, CFG.concurrency, seconds) : openLoop(open, scenario, phase.rate, seconds);
   };
   for (const phase of PHASES) {
-    const phaseTargets = targets.filter((t) => (!phase.only || t.kind === phase.only) && t.kind !== phase.skip);
+    const phaseTargets = targets.filter((t) => (!phase.only || t.kind === phase.only) && t.kind !== phase.skip && (!t.baseline || phase.baseline));
     if (phaseTargets.length === 0) continue;
     await waitForQuiet();
     progress(`phase: ${phase.title}: warm-up, then ${CFG.rounds} x ${sliceSeconds.toFixed(1)}s per target`);

@@ -1,7 +1,7 @@
 /** Child processes: the simulator, the gateways and Portkey, each its own node process. */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,18 +21,22 @@ export async function freePort() {
   return port;
 }
 
-/** Every provider manifest's key and base URL variables, as providers/*.yaml name them. */
-const PROVIDERS = readdirSync(join(ROOT, 'providers')).filter((f) => f.endsWith('.yaml')).map((f) => {
-  const m = parse(readFileSync(join(ROOT, 'providers', f), 'utf8'));
-  return { id: m.id, keyEnv: m.auth.key.slice('env:'.length), urlEnv: m.base_url.env, path: m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '' };
-});
+/** Every provider manifest's key and base URL variables, as `root`/providers/*.yaml name them. */
+function providersOf(root) {
+  return readdirSync(join(root, 'providers')).filter((f) => f.endsWith('.yaml')).map((f) => {
+    const m = parse(readFileSync(join(root, 'providers', f), 'utf8'));
+    return { id: m.id, keyEnv: m.auth.key.slice('env:'.length), urlEnv: m.base_url.env, path: m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '' };
+  });
+}
+
+const PROVIDERS = providersOf(ROOT);
 
 /**
  * Every provider live on the bench's simulator (a key and the simulator's URL under the vendor's own
  * path prefix), so that no gateway starts a simulator of its own inside the process being measured.
  */
-function providersOn(simUrl) {
-  return Object.fromEntries(PROVIDERS.flatMap((p) => [[p.keyEnv, 'sk-bench'], [p.urlEnv, simUrl + p.path]]));
+function providersOn(simUrl, providers = PROVIDERS) {
+  return Object.fromEntries(providers.flatMap((p) => [[p.keyEnv, 'sk-bench'], [p.urlEnv, simUrl + p.path]]));
 }
 
 const PROVIDER_ENV = new Set(PROVIDERS.flatMap((p) => [p.keyEnv, p.urlEnv]));
@@ -89,21 +93,50 @@ export function killChildren() {
 process.on('exit', killChildren);
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killChildren(); process.exit(130); });
 
-/** Starts a gateway on `simUrl` with a funded account (and CFG.accounts - 1 more) whose limits are out of reach. */
-export async function startGateway(label, simUrl, store, nodeFlags = [], extraEnv = {}) {
+/**
+ * Checks out `ref` into bench/.baseline/<commit>/ (a git worktree, once) and builds it there with this
+ * checkout's node_modules; returns its root, to start its gateway beside the current one.
+ */
+export function prepareBaseline(ref) {
+  const git = (...args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const commit = git('rev-parse', '--short', `${ref}^{commit}`).stdout.trim();
+  if (!commit) throw new Error(`BENCH_BASELINE_REF ${ref} is not a commit of this repository`);
+  const dir = join(BENCH_DIR, '.baseline', commit);
+  if (!existsSync(join(dir, 'package.json'))) {
+    progress(`checking out ${commit} into ${relative(ROOT, dir)}/`);
+    const added = git('worktree', 'add', '--detach', '--force', dir, commit);
+    if (added.status !== 0) throw new Error(`git worktree add ${dir} failed: ${added.stderr}`);
+  }
+  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  if (!existsSync(join(dir, 'dist/src/main.js'))) {
+    progress(`building ${commit}`);
+    const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
+    if (built.status !== 0) throw new Error(`building ${commit} in ${dir} failed`);
+  }
+  return { commit, root: dir };
+}
+
+/**
+ * Starts a gateway on `simUrl` with a funded account (and CFG.accounts - 1 more) whose limits are out
+ * of reach; `root` is the checkout whose build runs (this one, or a baseline's).
+ */
+export async function startGateway(label, simUrl, store, nodeFlags = [], extraEnv = {}, root = ROOT) {
   const port = await freePort();
+  const providers = root === ROOT ? PROVIDERS : providersOf(root);
   const env = cleanEnv({
     PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_DATA_DIR: ':memory:',
-    ...providersOn(simUrl),
+    ...providersOn(simUrl, providers),
     ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
     ...extraEnv,
   });
-  const proc = await startProcess(label, [...nodeFlags, 'dist/src/main.js'], { env, ready: /gateway listening on/ });
+  const proc = await startProcess(label, [...nodeFlags, 'dist/src/main.js'], { env, cwd: root, ready: /gateway listening on/ });
   // The start line names each provider, live (with its base URL's host) or simulated: every one must be
-  // live on the bench's simulator, or the gateway would carry a simulator of its own in the measured process.
+  // live on the bench's simulator, or the gateway would carry a simulator of its own in the measured
+  // process. (A baseline older than that line only names a simulator it started.)
   const host = new URL(simUrl).host;
-  for (const provider of PROVIDERS.map((p) => p.id)) {
-    if (!proc.output().includes(`${provider} live (${host})`)) throw new Error(`${label}: ${provider} is not live on ${simUrl}; start line:\n${proc.output()}`);
+  for (const provider of providers.map((p) => p.id)) {
+    const live = root === ROOT ? proc.output().includes(`${provider} live (${host})`) : !/simulator http/.test(proc.output());
+    if (!live) throw new Error(`${label}: ${provider} is not live on ${simUrl}; start line:\n${proc.output()}`);
   }
   const url = `http://127.0.0.1:${port}`;
   const res = await fetch(`${url}/admin/accounts`, {

@@ -29,10 +29,37 @@ function roles(rows) {
   return {
     direct: rows.find((r) => r.kind === 'direct'),
     floor: rows.find((r) => r.kind === 'floor'),
-    gw: rows.find((r) => r.kind === 'gateway' && r.store === 'postgres'),
+    gw: rows.find((r) => r.kind === 'gateway' && r.store === 'postgres' && !r.baseline),
+    base: rows.find((r) => r.baseline),
     gwLite: rows.find((r) => r.kind === 'gateway' && r.store === 'pglite'),
     pk: rows.find((r) => r.kind === 'portkey'),
   };
+}
+
+/**
+ * The current gateway against the baseline commit's (CFG.baselineRef), same run, same store, chat
+ * phases only: what the changes since that commit cost chat. The noise is each row's spread between its
+ * rounds (lowest to highest slice).
+ */
+function baselineSection(rows) {
+  const { gw, base, direct } = roles(rows);
+  if (!gw || !base) return [];
+  const L = [`## This build against ${base.label.replace(/ \(baseline\), PostgreSQL$/, '')} (the commit before the generalised engine)`, ''];
+  L.push(`Both on PostgreSQL (each its own database), measured in the same rounds. Throughput: the closed loops; the spread is each row's lowest to highest round. Added latency: p50 at ${CFG.lowRate}/s over the direct call.`, '');
+  L.push('| Phase | this build | baseline | difference | spread between rounds (this build; baseline) | CPU/req this build / baseline (µs) |', '|---|--:|--:|--:|--:|--:|');
+  const spread = (r) => (r.sliceRps?.length > 1 ? `${f0(Math.min(...r.sliceRps))}-${f0(Math.max(...r.sliceRps))}` : '—');
+  for (const [key, what] of [['throughput', 'non-streaming, req/s'], ['streamThroughput', 'streaming, streams/s'], ['translatedThroughput', 'translated streaming, streams/s']]) {
+    const g = gw[key]; const b = base[key];
+    if (!g || !b) continue;
+    L.push(`| ${what} (x${CFG.concurrency}) | ${f0(g.rps)} | ${f0(b.rps)} | ${((g.rps / b.rps - 1) * 100).toFixed(1)}% | ${spread(g)}; ${spread(b)} | ${f0(g.cpuUsPerRequest)} / ${f0(b.cpuUsPerRequest)} |`);
+  }
+  for (const [key, what, k] of [['latencyLow', 'non-streaming, added p50 (ms)', 'p50'], ['streamLatencyLow', 'streaming, added last-byte p50 (ms)', 'p50']]) {
+    if (!gw[key] || !base[key]) continue;
+    const g = addedOf(gw, direct, key, k); const b = addedOf(base, direct, key, k);
+    L.push(`| ${what} @${CFG.lowRate}/s | ${signed(g)} | ${signed(b)} | ${signed(g - b)} ms | — | — |`);
+  }
+  L.push('');
+  return L;
 }
 
 /** "Where each millisecond goes": the stage table of one load of the stage-timing run, and its reading. */
@@ -77,9 +104,9 @@ export function explain(rows, baselines, stages) {
   if (waits.length) {
     const sum = (pred) => waits.filter(pred).reduce((a, w) => a + w.avg, 0);
     const work = gw.storeWork;
-    out.push(`The store: money moves in batches (one \`ledger_batch\` call per batch of the reserves, settles and releases that arrived while the previous batch was in flight: one round trip, one commit, each account row locked once)` +
+    out.push(`The store: money moves in batches (the reserves, settles and releases that arrived while the previous batch was in flight go together: one round trip, one commit, each account row locked once; a batch of one, the usual case at low rates, is one prepared statement, a larger one a \`ledger_batch\` call)` +
       (work ? `, ${work.transactions.toFixed(2)} transactions per request at 8 in flight` : '') +
-      `. A batch without a settle (reserves and releases) commits without waiting for its WAL flush (migration 006, \`synchronous_commit = off\` for that transaction); a batch with a settle waits, so an answer completes only once its charge is durable` +
+      `. A batch without a settle (reserves and releases) commits without waiting for its WAL flush (on connections whose sessions have \`synchronous_commit = off\`; migration 006 explains why that is safe); a batch with a settle waits, so an answer completes only once its charge is durable` +
       (Number.isFinite(baselines?.commitMs) ? `: one commit takes ${f2(baselines.commitMs)} ms here with the flush, ${f2(baselines.commitAsyncMs)} ms without (median round trip of a one-row insert, one client)` : '') +
       `. During the one-account closed loop, of the pool's 10 backends on average ${sum((w) => w.wait === 'on CPU').toFixed(2)} were running, ${sum((w) => w.wait.startsWith('Lock:')).toFixed(2)} waiting on a row lock and ${sum((w) => /WAL(Sync|Write)/.test(w.wait)).toFixed(2)} flushing WAL.`);
   }
@@ -121,7 +148,7 @@ export function explain(rows, baselines, stages) {
     const st = (name) => chatLow.rows.find((r) => r.stage === name);
     const own = chatLow.rows.filter((r) => r.stage !== 'upstream').reduce((a, r) => a + (Number.isNaN(r.meanMs) ? 0 : r.meanMs), 0);
     const ledger = st('admission').meanMs + st('settle').meanMs;
-    out.push(`Why the added latency is above the floor's (per-stage timings, non-streaming at ${CFG.lowRate} req/s, means): the gateway's stages take ${f2(own)} ms on the request's path, of which ${f2(ledger)} ms are admission (${f2(st('admission').meanMs)}: the reserve's ledger_batch round trip, its PostgreSQL function and commit, the limiter) and settle (${f2(st('settle').meanMs)}: the settle's round trip, function and durable commit); auth, validate, translate and the write together ${f2(own - ledger)} ms. The issue's rules keep both round trips on the path (no upstream call before the hold is visible; no answer completed before its charge is durable), so the floor plus 1 ms leaves about 1 ms for two round trips to PostgreSQL, two PL/pgSQL calls and the stages' CPU. The p99s come from the same two waits under load: admission p99 ${f2(st('admission').p99Ms)} ms and settle p99 ${f2(st('settle').p99Ms)} ms at ${CFG.lowRate} req/s` +
+    out.push(`Why the added latency is above the floor's (per-stage timings, non-streaming at ${CFG.lowRate} req/s, means): the gateway's stages take ${f2(own)} ms on the request's path, of which ${f2(ledger)} ms are admission (${f2(st('admission').meanMs)}: the reserve's round trip, its statement and commit, the limiter) and settle (${f2(st('settle').meanMs)}: the settle's round trip, statement and durable commit); auth, validate, translate and the write together ${f2(own - ledger)} ms. The issue's rules keep both round trips on the path (no upstream call before the hold is visible; no answer completed before its charge is durable), so the floor plus 1 ms leaves about 1 ms for two round trips to PostgreSQL, their two statements and the stages' CPU. The p99s come from the same two waits under load: admission p99 ${f2(st('admission').p99Ms)} ms and settle p99 ${f2(st('settle').p99Ms)} ms at ${CFG.lowRate} req/s` +
       (stages.loads.find((l) => l.key === 'chat') ? `, ${f2(stages.loads.find((l) => l.key === 'chat').rows.find((r) => r.stage === 'admission').p99Ms)} and ${f2(stages.loads.find((l) => l.key === 'chat').rows.find((r) => r.stage === 'settle').p99Ms)} ms at ${CFG.rate} req/s (a request that arrives while a batch is in flight waits for it, then goes in the next)` : '') + '.');
   }
   if (gw.open && baselines) {
@@ -256,6 +283,7 @@ export function report({ machine, results, pgVersion, portkey, profile, stages, 
   L.push('| Target | Goal | Measured | Verdict |', '|---|---|---|---|');
   for (const t of targets) L.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.verdict} |`);
   L.push('');
+  L.push(...baselineSection(rows));
   const why = explain(rows, baselines, stages);
   if (why.length) L.push('Why, from the measurements above:', '', ...why.map((w) => `- ${w}`), '');
 

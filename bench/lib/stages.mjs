@@ -14,10 +14,10 @@ export const STAGES = [
   ['auth', 'the key: hash, cache lookup (a store read on a miss)'],
   ['validate', 'the required headers and the request against its JSON Schema'],
   ['route', 'the offering, the operation that serves it and its translator'],
-  ['admission', 'rate limits, the input token estimate, and the reserve (one ledger_batch round trip and commit)'],
+  ['admission', 'rate limits, the input token estimate, and the reserve (one ledger round trip and commit)'],
   ['translate', 'the upstream body'],
   ['upstream', 'the upstream call, to the last byte of its answer (the simulator holds every answer 20 ms)'],
-  ['settle', 'the settle (one ledger_batch round trip and a durable commit)'],
+  ['settle', 'the settle (one ledger round trip and a durable commit)'],
   ['write', 'the last write of the answer (the JSON body, or the stream\'s closing frame)'],
 ];
 
