@@ -5,7 +5,10 @@
  *    before anything is reserved or charged;
  *  - `fail_open`: the request is admitted on this process's in-memory limits (per replica, so looser
  *    than the shared ones), with a warning per outage and the `gateway_limiter_fallback_total` metric.
- * A ticket remembers which backend admitted it, so it is finished where it was taken.
+ * A ticket remembers which backend admitted it, so it is finished where it was taken. A finish the
+ * shared backend could not take during an outage is replayed before the next admission, so the
+ * concurrency slots of requests that ended during the outage do not stay taken for LEASE_TTL_MS
+ * (test/e2e/redis-outage.test.ts); past MAX_UNFINISHED they are left to that expiry.
  */
 import { DependencyUnavailableError, dependencyError } from '../errors.js';
 import { MemoryLimiter } from './memory.js';
@@ -17,9 +20,14 @@ export type BackendErrorPolicy = 'fail_closed' | 'fail_open';
 /** A ticket taken by the in-memory fallback during an outage. */
 const fallbackTickets = new WeakSet<Ticket>();
 
+/** At most this many finishes wait for the shared backend to return. */
+const MAX_UNFINISHED = 10_000;
+
 /** Wraps a shared limiter with the outage policy. */
 export class ResilientLimiter implements Limiter {
   private readonly fallback = new MemoryLimiter();
+  /** Finishes of shared-backend tickets that failed during an outage, replayed before the next admission. */
+  private unfinished: Array<{ ticket: Ticket; actualTokens: number }> = [];
 
   constructor(
     private readonly primary: Limiter,
@@ -29,6 +37,7 @@ export class ResilientLimiter implements Limiter {
 
   async admit(scopes: LimitScope[], tokens: number, now?: number): Promise<Admission> {
     try {
+      if (this.unfinished.length > 0) await this.replayFinishes();
       return await this.primary.admit(scopes, tokens, now);
     } catch (err) {
       if (!(err instanceof DependencyUnavailableError)) throw err;
@@ -45,9 +54,20 @@ export class ResilientLimiter implements Limiter {
     try {
       await this.primary.finish(ticket, actualTokens, now);
     } catch (err) {
-      // The slot is freed by its lease's expiry instead; the outage is already reported once.
+      // Replayed once the backend answers again; the outage is already reported once.
       if (!(err instanceof DependencyUnavailableError)) throw err;
+      if (this.unfinished.length < MAX_UNFINISHED) this.unfinished.push({ ticket, actualTokens });
     }
+  }
+
+  /** Replays the waiting finishes; those the backend still cannot take wait for the next admission. */
+  private async replayFinishes(): Promise<void> {
+    const pending = this.unfinished;
+    this.unfinished = [];
+    const results = await Promise.allSettled(pending.map((p) => this.primary.finish(p.ticket, p.actualTokens)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected' && r.reason instanceof DependencyUnavailableError) this.unfinished.push(pending[i]!);
+    });
   }
 
   async close(): Promise<void> {
