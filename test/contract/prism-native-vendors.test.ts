@@ -103,6 +103,8 @@ describe.runIf(storeKind === 'pglite')('Prism native vendor contract: the docume
     await expectValid(REQUESTS[name]);
   });
 
+  // The simulator's operation-location is what the gateway follows; the GET the gateway's own client
+  // sends for it is validated against Prism in prism-native-azure.test.ts ("the summarization job poll").
   it('a job poll (GET .../jobs/{jobId} from the simulator\'s operation-location) passes the Language spec', async () => {
     const accepted = await send(sim.url, REQUESTS.summarize);
     expect(accepted.status).toBe(202);
