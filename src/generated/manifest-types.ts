@@ -614,7 +614,7 @@ export interface RouteManifest {
    */
   job?: {
     /**
-     * The job kind (src/jobs/kinds): what is recorded and how it is polled and billed.
+     * The job kind (src/pipeline/job-kinds.ts): what is recorded and how it is polled and billed.
      */
     kind: 'video';
     /**
