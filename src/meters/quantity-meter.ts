@@ -13,7 +13,7 @@ import { divideRounded, formatUsd } from '../money.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { fileFacts } from '../pipeline/file-probes.js';
 import { CounterInputError } from './counters/index.js';
-import { MissingQuantityError, readScaled, type ScaledSource, type SourceInputs } from './sources.js';
+import { MissingQuantityError, readScaled, readsRequestOnly, type ScaledSource, type SourceInputs } from './sources.js';
 import type { Bill, Meter, MeterMetrics, Quote } from './types.js';
 
 /** How a fractional quantity becomes a whole one. */
@@ -73,11 +73,22 @@ function decimal(steps: bigint, stepsPerUnit: bigint): string {
   return stepsPerUnit === 1n ? steps.toString() : (Number(steps) / Number(stepsPerUnit)).toString();
 }
 
+/**
+ * True when a source (with its `plus`) is known once the upstream's status and headers are in: it
+ * reads only the request, a constant, a local counter over the request or its files, or an upstream
+ * response header; never the answer's body nor what the translator makes of it (issue 9 point 3).
+ */
+export function knownAtHeaders(source: ScaledSource): boolean {
+  if (source.plus && !knownAtHeaders(source.plus)) return false;
+  return source.kind === 'header' || readsRequestOnly({ ...source, plus: undefined });
+}
+
 /** A meter billing one quantity of `spec.unit` per request. */
 export function quantityMeter(spec: QuantitySpec): Meter {
   const k = spec.stepsPerUnit ?? 1n;
   return {
     unit: spec.unit,
+    knownAtHeaders: knownAtHeaders(spec.source),
     check: () => undefined,
     // Input tokens metered as a quantity (embeddings) count against the token rate limit like chat's.
     demand: (ctx) => {

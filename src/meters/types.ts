@@ -47,6 +47,13 @@ export interface Bill {
 /** One meter of a route, for one billing unit. */
 export interface Meter {
   readonly unit: string;
+  /**
+   * True when the settled quantity is known once the upstream's status and headers are in (every
+   * source reads the request, a constant, a local counter over the request or its files, or an upstream
+   * response header): a binary answer is then streamed through, its bill and cost headers computed
+   * before its body (issue 9 point 3). Absent: known only from the whole answer.
+   */
+  readonly knownAtHeaders?: boolean;
   /** Refuses, before anything is reserved, a request the offering cannot serve under this meter (400). */
   check(ctx: RequestContext): void;
   demand(ctx: RequestContext): Demand;

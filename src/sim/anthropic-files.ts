@@ -159,12 +159,15 @@ function parseUpload(bytes: Buffer, contentType: string | undefined): Promise<Up
   });
 }
 
-/** Writes `data` as a 200 answer; chunk faults cut it into 4 pieces (truncate: socket destroyed; error: short body). */
+/**
+ * Writes `data` as a 200 answer; chunk faults cut it into 4 pieces (truncate: socket destroyed; error:
+ * short body; hold_last_chunk: the last piece, or the cut, waits for `POST /__sim/release`).
+ */
 export async function sendBytes(sink: StreamSink, fault: SimFault, data: Buffer, headers: http.OutgoingHttpHeaders): Promise<void> {
   const { res, isGone, sleep, closed } = sink;
   if (isGone()) return;
-  const { truncate_after_chunks: truncate, error_after_chunks: errorAfter, chunk_delay_ms: delay } = fault;
-  if (truncate === undefined && errorAfter === undefined && !delay) {
+  const { truncate_after_chunks: truncate, error_after_chunks: errorAfter, chunk_delay_ms: delay, hold_last_chunk: hold } = fault;
+  if (truncate === undefined && errorAfter === undefined && !delay && !hold) {
     res.writeHead(200, { ...headers, 'content-length': data.length });
     res.end(data);
     return;
@@ -176,9 +179,11 @@ export async function sendBytes(sink: StreamSink, fault: SimFault, data: Buffer,
   res.writeHead(200, headers);
   for (let i = 0; i < limit; i++) {
     if (delay && i > 0) await sleep(delay);
+    if (hold && !cut && i === limit - 1) await Promise.race([sink.released(), closed]);
     if (isGone()) return;
     await Promise.race([new Promise<void>((done) => res.write(pieces[i]!, () => done())), closed]);
   }
+  if (hold && cut) await Promise.race([sink.released(), closed]);
   if (isGone()) return;
   if (cut) res.destroy();
   else res.end();

@@ -41,6 +41,8 @@ export interface StreamSink {
   /** Resolves when the response closes. */
   closed: Promise<void>;
   sleep(ms: number): Promise<void>;
+  /** Resolves at the next `POST /__sim/release` (or reset, or close): fault `hold_last_chunk`. */
+  released(): Promise<void>;
 }
 
 /** A named server-sent event: `event: <name>\ndata: <json>\n\n`. */

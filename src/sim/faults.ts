@@ -24,6 +24,11 @@ export interface SimFault {
    * HTTP body (the end of the framing then comes in a later packet, as it can from a real vendor).
    */
   end_delay_ms?: number;
+  /**
+   * Extension: binary answers only (served in pieces), the last piece (or, with truncate_after_chunks,
+   * the cut) waits until `POST /__sim/release`: a test sees what reached the client meanwhile.
+   */
+  hold_last_chunk?: boolean;
 }
 
 /** A stored fault as listed by `GET /__sim/faults`. */
@@ -58,9 +63,9 @@ export function parseFaultBody(body: unknown): { model: string | null; fault: Si
     if (key === 'status') {
       if (!isCount(value) || value < 400 || value > 599) return 'fault.status must be an integer in 400..599';
       fault.status = value;
-    } else if (key === 'omit_usage') {
-      if (typeof value !== 'boolean') return 'fault.omit_usage must be a boolean';
-      fault.omit_usage = value;
+    } else if (key === 'omit_usage' || key === 'hold_last_chunk') {
+      if (typeof value !== 'boolean') return `fault.${key} must be a boolean`;
+      fault[key] = value;
     } else if (key === 'times') {
       if (!isCount(value) || value < 1) return 'fault.times must be a positive integer';
       fault.times = value;

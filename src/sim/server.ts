@@ -122,6 +122,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   ];
   let closing = false;
 
+  /** Answers waiting for `POST /__sim/release` (fault hold_last_chunk). */
+  const held = new Set<() => void>();
+  const released = () => new Promise<void>((resolve) => { held.add(resolve); });
+  const releaseAll = (): number => {
+    const count = held.size;
+    for (const resolve of held) resolve();
+    held.clear();
+    return count;
+  };
+
   const sleep = (ms: number) => new Promise<void>((resolve) => {
     const entry = { timer: setTimeout(() => { sleeping.delete(entry); resolve(); }, ms), resolve };
     sleeping.add(entry);
@@ -159,7 +169,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       }
       const exchange: Exchange = {
         headers: req.headers, raw, body, parsed, fault, sendJson,
-        stream: (events, end, headers) => writeEvents({ res, isGone, closed, sleep }, events, end, fault, headers),
+        stream: (events, end, headers) => writeEvents({ res, isGone, closed, sleep, released }, events, end, fault, headers),
       };
       await route.handle(exchange);
     };
@@ -174,7 +184,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         if (typeof parsedFault === 'string') return sendJson(400, errorBody(parsedFault, 'invalid_request_error', 'fault'));
         return sendJson(200, faults.add(parsedFault.model, parsedFault.fault));
       }
+      // Lets every answer held by fault hold_last_chunk go on; says how many were waiting.
+      if (path === '/__sim/release' && method === 'POST') return sendJson(200, { released: releaseAll() });
       if (path === '/__sim/reset' && method === 'POST') {
+        releaseAll();
         faults.clear();
         messages.reset();
         language.reset();
@@ -209,7 +222,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (size > maxBody) return sendJson(413, uploadLimit === undefined ? errorBody('Request body too large.', 'invalid_request_error') : uploadTooLarge());
       const bytes = Buffer.concat(chunks);
       const raw = uploadLimit === undefined ? bytes.toString('utf8') : '';
-      const rawRequest: RawRequest = { bytes, sink: { res, isGone, closed, sleep } };
+      const rawRequest: RawRequest = { bytes, sink: { res, isGone, closed, sleep, released } };
       const method = req.method ?? 'GET';
       const path = (req.url ?? '/').split('?')[0]!;
       const route = async () => {
@@ -252,6 +265,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       closing = true;
       for (const entry of sleeping) { clearTimeout(entry.timer); entry.resolve(); }
       sleeping.clear();
+      releaseAll();
       server.close((err) => (err ? reject(err) : resolve()));
       server.closeAllConnections();
     }),

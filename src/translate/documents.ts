@@ -6,6 +6,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { UploadedFile } from '../pipeline/bodies/multipart.js';
+import type { FilePlan } from './types.js';
 
 /** The DOCX media type (OOXML word-processing document). */
 export const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -44,9 +45,30 @@ export function looksLikeZip(data: Buffer): boolean {
   return data.length >= 4 && data.readUInt32LE(0) === 0x04034b50;
 }
 
-/** True when the bytes start like a PDF (`%PDF-` in the first kilobyte) and end like one (`%%EOF` in the last). */
-export function looksLikePdf(data: Buffer): boolean {
-  return data.subarray(0, 1024).includes('%PDF-') && data.subarray(Math.max(0, data.length - 1024)).includes('%%EOF');
+/** How far into each end of a PDF its markers are looked for. */
+const PDF_MARKER_BYTES = 1024;
+
+/**
+ * The plan of a DOCX answer downloaded as `filename` (with the quantities it reports): a zip package
+ * from its first four bytes, as every DOCX is.
+ */
+export function docxPlan(filename: string, quantities?: Record<string, number>): FilePlan {
+  return {
+    contentType: DOCX_TYPE, filename, ...(quantities ? { quantities } : {}), headBytes: 4, tailBytes: 0,
+    checkHead(head) { if (!looksLikeZip(head)) throw notTheDocument('a DOCX'); },
+  };
+}
+
+/**
+ * The plan of a PDF answer downloaded as `filename`: it starts like a PDF (`%PDF-` in its first
+ * kilobyte) and ends like one (`%%EOF` in its last), so a PDF cut short is refused.
+ */
+export function pdfPlan(filename: string): FilePlan {
+  return {
+    contentType: 'application/pdf', filename, headBytes: PDF_MARKER_BYTES, tailBytes: PDF_MARKER_BYTES,
+    checkHead(head) { if (!head.includes('%PDF-')) throw notTheDocument('a PDF'); },
+    checkTail(tail) { if (!tail.includes('%%EOF')) throw notTheDocument('a PDF'); },
+  };
 }
 
 /** The 502 for a 200 whose bytes are not the document expected (nothing billed). */

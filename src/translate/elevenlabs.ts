@@ -4,7 +4,8 @@
  * validation error, `{detail: {status, message}}` otherwise) turned into the gateway's errors.
  */
 import { GatewayError } from '../errors.js';
-import type { TranslatedFile } from './types.js';
+import { wholeFile } from './file-plan.js';
+import type { FilePlan, TranslatedFile } from './types.js';
 import { mapUpstreamError } from './upstream-error.js';
 
 /** The output_format both operations are asked for: the spec's default, MP3 at 44.1 kHz, 128 kbit/s. */
@@ -16,10 +17,20 @@ export function looksLikeMp3(data: Buffer): boolean {
   return data.length >= 2 && data[0] === 0xff && (data[1]! & 0xe0) === 0xe0;
 }
 
-/** The client's MP3 (sent inline, audio/mpeg); an answer that is not an MP3 is the upstream's fault (502, not billed). */
+/**
+ * The client's MP3 (sent inline, audio/mpeg), judged by its first three bytes: an answer that is not an
+ * MP3 is the upstream's fault (502, not billed). Known from the headers, so it can stream through.
+ */
+export const MP3_PLAN: FilePlan = {
+  contentType: 'audio/mpeg', filename: null, headBytes: 3, tailBytes: 0,
+  checkHead(head) {
+    if (!looksLikeMp3(head)) throw new GatewayError('upstream_error', 'The upstream provider sent audio that is not an MP3.');
+  },
+};
+
+/** The client's MP3 of a whole answer (MP3_PLAN's check on its first bytes). */
 export function mp3File(data: Buffer): TranslatedFile {
-  if (!looksLikeMp3(data)) throw new GatewayError('upstream_error', 'The upstream provider sent audio that is not an MP3.');
-  return { data, contentType: 'audio/mpeg', filename: null };
+  return wholeFile(MP3_PLAN, data);
 }
 
 /** The vendor's message from either error shape, when it has one. */

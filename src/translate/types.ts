@@ -64,6 +64,27 @@ export interface TranslatedFile {
 }
 
 /**
+ * A binary answer's client file as known from the upstream's status and headers, with the checks of
+ * its bytes split so they can run while it streams through (issue 9 point 3): the first bytes before
+ * any byte is sent, the last ones once the answer ended and before it is billed. The buffered path
+ * runs the same checks on the whole file (src/translate/file-plan.ts).
+ */
+export interface FilePlan {
+  contentType: string;
+  /** The download's file name, for Content-Disposition; null to send it inline. */
+  filename: string | null;
+  quantities?: Record<string, number>;
+  /** How many first bytes `checkHead` reads (fewer only when the whole answer is shorter). */
+  headBytes: number;
+  /** Throws (a 502 GatewayError, nothing billed) when the answer's first bytes are not the file promised. */
+  checkHead(head: Buffer): void;
+  /** How many last bytes `checkTail` reads; 0 when it has none. */
+  tailBytes: number;
+  /** Throws (a 502 GatewayError, nothing billed) when the answer's last bytes are not the file promised. */
+  checkTail?(tail: Buffer): void;
+}
+
+/**
  * An asynchronous upstream job as the gateway records it (routes with `job:`, spec 4.16): the
  * vendor's id, where it stands, and, once it ended, what it produced or why it failed.
  */
@@ -117,6 +138,11 @@ export interface Translator {
   stream(clientModel: string): StreamTranslator;
   /** The client's file for a binary upstream answer (operations with `answer: binary`). */
   file?(data: Buffer, headers: Readonly<Record<string, string>>, clientModel: string): TranslatedFile;
+  /**
+   * The client's file of a binary answer from the upstream's headers alone, for streaming it through;
+   * throws (502) when the headers already show a malformed answer. Translators with `file` may have it.
+   */
+  filePlan?(headers: Readonly<Record<string, string>>, clientModel: string): FilePlan;
   /** The job a job route's answer (or a later status read) describes; required for routes with `job:`. */
   job?(upstreamBody: Record<string, unknown>): JobStatus;
   /** The client-facing error for an upstream error answer. */

@@ -15,7 +15,7 @@ import { describeStore, storeKind } from '../helpers/db.js';
 import { docxOf, pdfOf } from '../helpers/documents.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/images.js';
-import { expectUntouched } from '../helpers/native.js';
+import { expectBrokenAnswer, expectUntouched } from '../helpers/native.js';
 import { sevenBitDocx } from '../helpers/seven-bit-documents.js';
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -161,8 +161,8 @@ describeStore(`documents translate (${storeKind})`, () => {
     expect(notDocx.json.error.message).toBe('The upstream provider sent a file that is not a DOCX.');
     await t.fault({ truncate_after_chunks: 2, times: 1 }, 'azure-document-translation');
     const truncated = await fetch(`${t.url}/v1/documents/translate?to=fr`, { method: 'POST', headers: { authorization: `Bearer ${account.key}` }, body: (() => { const f = new FormData(); f.append('document', new Blob([new Uint8Array(report)], { type: DOCX }), 'report.docx'); return f; })() });
-    expect(truncated.status).toBeGreaterThanOrEqual(500);
-    await truncated.arrayBuffer().catch(() => null);
+    // Streamed through (x-metered-usage fixes the price at the headers): a 200 whose body breaks off.
+    await expectBrokenAnswer(truncated);
     await expectUntouched(t, account, BALANCE);
   });
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { frameCount } from '../../src/sim/elevenlabs.js';
 import { describeStore, storeKind } from '../helpers/db.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { expectUntouched, postJson } from '../helpers/native.js';
+import { expectBrokenAnswer, expectUntouched, postJson } from '../helpers/native.js';
 
 /** $0.004 per second (providers/elevenlabs.yaml): 2,000,000 nano-USD per half second. */
 const NANO_PER_HALF_SECOND = 2_000_000n;
@@ -87,8 +87,8 @@ describeStore(`sound effects (${storeKind})`, () => {
     for (const fault of [{ status: 500 }, { status: 503 }, { truncate_after_chunks: 1 }]) {
       await t.fault(fault, 'eleven_text_to_sound_v2');
       const res = await generate(account.key, body);
-      expect(res.status, JSON.stringify(fault)).toBeGreaterThanOrEqual(500);
-      await res.arrayBuffer().catch(() => null);
+      // A cut MP3 streams through (its price is known from the request): a 200 whose body breaks off.
+      await expectBrokenAnswer(res, JSON.stringify(fault));
       await t.clearFaults();
     }
     await expectUntouched(t, account, 1_000_000_000n);

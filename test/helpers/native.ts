@@ -19,6 +19,19 @@ export async function expectUntouched(t: TestGateway, account: { id: string }, b
   expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
 }
 
+/**
+ * A failed binary answer: an error status, or, when it was streamed through (issue 9 point 3), a 200
+ * whose body breaks off; never a complete-looking one.
+ */
+export async function expectBrokenAnswer(res: Response, label?: string): Promise<void> {
+  if (res.status === 200) {
+    await expect(res.arrayBuffer(), label).rejects.toThrow();
+    return;
+  }
+  expect(res.status, label).toBeGreaterThanOrEqual(500);
+  await res.arrayBuffer().catch(() => null);
+}
+
 /** The ids `GET /v1/models?service_type=<type>` lists (any key), and the public catalogue's entry for `offering`. */
 export async function listedAndCatalogued(t: TestGateway, serviceType: string, offering: string): Promise<{ ids: string[]; entry: Record<string, any> | undefined }> {
   const account = await t.account('0');

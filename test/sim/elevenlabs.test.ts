@@ -19,6 +19,19 @@ describe.runIf(storeKind === 'pglite')('simulated ElevenLabs', () => {
     return { status: res.status, headers: res.headers, data, json: () => JSON.parse(data.toString()) as any };
   };
 
+  it('holds the last piece of an answer until released (fault hold_last_chunk), the rest sent before', async () => {
+    await fetch(`${sim.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { hold_last_chunk: true, times: 1 } }) });
+    const res = await fetch(`${sim.url}/v1/text-to-speech/JBFqnCBsd6RMkjVDRZzb`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'x'.repeat(150) }) });
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(first.value!.length).toBeGreaterThan(0);
+    const released = await (await fetch(`${sim.url}/__sim/release`, { method: 'POST' })).json();
+    expect(released).toEqual({ released: 1 });
+    let size = first.value!.length;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) size += r.value.length;
+    expect(size).toBe(silentMp3(10).length);
+  });
+
   it('builds frames of 1152 samples at 44.1 kHz, 417 bytes each, every one starting with a frame sync', () => {
     const mp3 = silentMp3(2);
     expect(frameCount(2)).toBe(77);

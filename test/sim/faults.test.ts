@@ -81,6 +81,7 @@ describe('status faults', () => {
     expect((await addFault({ status: 200 })).status).toBe(400);
     expect((await addFault({ latency_ms: -1 })).status).toBe(400);
     expect((await call('/__sim/faults', 'POST', { fault: { statsu: 500 } })).status).toBe(400);
+    expect((await call('/__sim/faults', 'POST', { fault: { hold_last_chunk: 1 } })).json.error.message).toBe('fault.hold_last_chunk must be a boolean');
   });
 });
 

@@ -59,6 +59,14 @@ describe('document translation answers', () => {
     }
   });
 
+  it('plans the download from the headers alone: the charged characters, or a 502 before any byte when they are missing', () => {
+    const plan = translator().filePlan!({ 'x-metered-usage': '41' }, 'document-translation');
+    expect([plan.filename, plan.quantities, plan.headBytes, plan.tailBytes]).toEqual(['report.fr.docx', { characters: 41 }, 4, 0]);
+    expect(() => plan.checkHead(translated.subarray(0, 4))).not.toThrow();
+    expectGatewayError(() => plan.checkHead(Buffer.from('%PDF')), 'upstream_error', 502, 'The upstream provider sent a file that is not a DOCX.');
+    expectGatewayError(() => translator().filePlan!({}, 'document-translation'), 'upstream_error', 502, /x-metered-usage/);
+  });
+
   it('refuses a 200 whose bytes are not a zip package (502, nothing billed)', () => {
     expectGatewayError(() => translator().file!(Buffer.from('%PDF-1.7 not a docx'), { 'x-metered-usage': '41' }, 'document-translation'), 'upstream_error', 502, 'The upstream provider sent a file that is not a DOCX.');
     expectGatewayError(() => translator().response({}, 'document-translation'), 'upstream_error', 502, 'The upstream provider sent JSON where a document was expected.');
@@ -87,6 +95,16 @@ describe('PII redaction answers', () => {
     expectGatewayError(() => translator().file!(Buffer.from('{"error": {"code": "simulated'), {}, 'pii-redaction'), 'upstream_error', 502, 'The upstream provider sent a file that is not a PDF.');
     expectGatewayError(() => translator().file!(pdf.subarray(0, pdf.length - 100), {}, 'pii-redaction'), 'upstream_error', 502, 'The upstream provider sent a file that is not a PDF.');
     expect(translator().file!(pdf, {}, 'pii-redaction').filename).toBe('scan.redacted.pdf');
+  });
+
+  it('splits the same checks for streaming: the first kilobyte before any byte is sent, the last one at the end', () => {
+    const plan = translator().filePlan!({}, 'pii-redaction');
+    expect([plan.contentType, plan.filename, plan.headBytes, plan.tailBytes]).toEqual(['application/pdf', 'scan.redacted.pdf', 1024, 1024]);
+    expect(() => plan.checkHead(pdf.subarray(0, 1024))).not.toThrow();
+    expectGatewayError(() => plan.checkHead(Buffer.from('{"error": {"code": "simulated')), 'upstream_error', 502, 'The upstream provider sent a file that is not a PDF.');
+    expect(() => plan.checkTail!(pdf.subarray(pdf.length - 1024))).not.toThrow();
+    const cut = pdf.subarray(0, pdf.length - 100);
+    expectGatewayError(() => plan.checkTail!(cut.subarray(cut.length - 1024)), 'upstream_error', 502, 'The upstream provider sent a file that is not a PDF.');
   });
 
   it('maps the contract\'s errors: a request error\'s message, an upstream failure as 502', () => {

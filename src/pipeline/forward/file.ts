@@ -1,23 +1,37 @@
 /**
- * A binary answer (issue 9 point 3: an MP3, a DOCX, a PDF) read into a bounded buffer, translated to
- * the client's file, and sent only once settled, with the meter's quantity and cost headers. A larger
- * answer than the operation allows is a 502, not billed.
+ * A binary answer (issue 9 point 3: an MP3, a DOCX, a PDF) whose bill is known only from the whole
+ * answer, read into a bounded buffer, translated to the client's file, and sent only once settled,
+ * with the meter's quantity and cost headers (one whose bill the headers fix streams through instead:
+ * binary-stream.ts). A larger answer than the operation allows is a 502, not billed.
  */
 import { GatewayError } from '../../errors.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
+import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
+
+/** The 502 for an answer past the operation's bound (not billed). */
+export function tooLarge(maxBytes: number): GatewayError {
+  return new GatewayError('upstream_error', `The upstream provider sent a file larger than ${maxBytes} bytes.`);
+}
+
+/** A failure while reading an answer's body: a lost connection there is a broken answer (502), not an unreachable upstream. */
+export function bodyError(error: unknown): GatewayError {
+  const mapped = transportError(error);
+  return mapped.code === 'upstream_unavailable' ? new GatewayError('upstream_error', 'The upstream answer was cut before it completed.') : mapped;
+}
 
 /** Reads at most `maxBytes` of an answer; more is an upstream error (the rest is not read). */
 export async function readBounded(response: UpstreamResponse, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      response.body.destroy();
-      throw new GatewayError('upstream_error', `The upstream provider sent a file larger than ${maxBytes} bytes.`);
+  try {
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch (error) {
+    if (!response.body.destroyed) response.body.destroy();
+    throw bodyError(error);
   }
   return Buffer.concat(chunks, size);
 }

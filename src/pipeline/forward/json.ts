@@ -7,6 +7,7 @@ import { readPointer } from '../../meters/pointer.js';
 import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
+import { streamBinary, streamsThrough } from './binary-stream.js';
 import { answerWithFile, readBounded } from './file.js';
 import { fetchOutput } from './outputs.js';
 import { jobStart, pollJob } from './poll.js';
@@ -61,6 +62,8 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
     const response = await sendUpstream(ctx, runtime);
     const { poll, binary } = ctx.model!.provider.operations[ctx.upstream!.choice.operation]!;
     if (binary) {
+      // Issue 9 point 3: streamed through when the bill is known from the headers, else buffered.
+      if (streamsThrough(ctx)) return await streamBinary(ctx, runtime, response, binary.maxBytes);
       const data = await readBounded(response, binary.maxBytes);
       if (!ctx.clientGone.signal.aborted) answerWithFile(ctx, data, response.headers);
       return;

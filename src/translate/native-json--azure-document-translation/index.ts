@@ -19,8 +19,9 @@ import { Blob } from 'node:buffer';
 import { FormData } from 'undici';
 import { GatewayError } from '../../errors.js';
 import { azureCoreError } from '../upstream-error.js';
-import { documentPart, DOCX_TYPE, downloadName, fileStem, looksLikeZip, noJson, noStream, notTheDocument } from '../documents.js';
-import type { Translator, TranslatorOptions } from '../types.js';
+import { docxPlan, documentPart, DOCX_TYPE, downloadName, fileStem, noJson, noStream } from '../documents.js';
+import { wholeFile } from '../file-plan.js';
+import type { FilePlan, Translator, TranslatorOptions } from '../types.js';
 
 /** The response header carrying the characters charged (an int32 in the spec). */
 export const METERED_USAGE_HEADER = 'x-metered-usage';
@@ -39,6 +40,8 @@ export function meteredCharacters(headers: Readonly<Record<string, string>>): nu
 export function createNativeJsonToAzureDocumentTranslation(clientBody: Record<string, unknown>, _options?: TranslatorOptions): Translator {
   const to = String(clientBody.to);
   let clientName: string | undefined;
+  // The charged characters are in the headers: known before the bytes, so the DOCX can stream through.
+  const plan = (headers: Readonly<Record<string, string>>): FilePlan => docxPlan(downloadName(clientName, to, 'docx'), { characters: meteredCharacters(headers) });
   return {
     request(_body, _offering, files) {
       const document = documentPart(files);
@@ -54,11 +57,8 @@ export function createNativeJsonToAzureDocumentTranslation(clientBody: Record<st
       return query;
     },
     response: noJson,
-    file(data, headers) {
-      const characters = meteredCharacters(headers);
-      if (!looksLikeZip(data)) throw notTheDocument('a DOCX');
-      return { data, contentType: DOCX_TYPE, filename: downloadName(clientName, to, 'docx'), quantities: { characters } };
-    },
+    filePlan: plan,
+    file: (data, headers) => wholeFile(plan(headers), data),
     stream: noStream,
     error: azureCoreError,
   };

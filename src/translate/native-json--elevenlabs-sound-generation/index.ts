@@ -7,7 +7,7 @@
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
-import { elevenlabsError, MP3_OUTPUT_FORMAT, mp3File, noStream } from '../elevenlabs.js';
+import { elevenlabsError, MP3_OUTPUT_FORMAT, MP3_PLAN, mp3File, noStream } from '../elevenlabs.js';
 import type { Translator, TranslatorOptions } from '../types.js';
 
 /** Creates the sound-effects translator for one request. */
@@ -25,6 +25,7 @@ export function createNativeJsonToElevenlabsSoundGeneration(_clientBody: Record<
     query: () => ({ output_format: [MP3_OUTPUT_FORMAT] }),
     response: () => { throw new GatewayError('upstream_error', 'The upstream provider sent JSON where audio was expected.'); },
     file: (data) => mp3File(data),
+    filePlan: () => MP3_PLAN,
     stream: noStream,
     error: elevenlabsError,
   };

@@ -8,7 +8,7 @@
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
-import { elevenlabsError, MP3_OUTPUT_FORMAT, mp3File, noStream } from '../elevenlabs.js';
+import { elevenlabsError, MP3_OUTPUT_FORMAT, MP3_PLAN, mp3File, noStream } from '../elevenlabs.js';
 import type { Translator, TranslatorOptions } from '../types.js';
 
 /** The voice settings of spec 4.8, as ElevenLabs names them in `voice_settings`. */
@@ -31,6 +31,7 @@ export function createNativeJsonToElevenlabsTts(clientBody: Record<string, unkno
     query: (body) => ({ output_format: [typeof body.response_format === 'string' ? body.response_format : MP3_OUTPUT_FORMAT] }),
     response: () => { throw new GatewayError('upstream_error', 'The upstream provider sent JSON where audio was expected.'); },
     file: (data) => mp3File(data),
+    filePlan: () => MP3_PLAN,
     stream: noStream,
     error: elevenlabsError,
   };
