@@ -10,7 +10,8 @@
  *  - an upstream cut mid-body charges nothing and the client's body breaks off;
  *  - a client that leaves mid-body pays the price fixed at the headers (the rule in binary-stream.ts);
  *  - document translation streams too (its quantity is an upstream header), and the same route with a
- *    quantity only the whole answer gives is buffered: a cut is then a plain 502.
+ *    quantity only the whole answer gives is buffered: a cut is then a plain 502;
+ *  - a streamed answer past the operation's max_bytes is refused, nothing charged.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { silentMp3 } from '../../src/sim/elevenlabs.js';
@@ -18,7 +19,7 @@ import { copyConfig } from '../helpers/config.js';
 import { describeStore, storeKind } from '../helpers/db.js';
 import { docxOf } from '../helpers/documents.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { expectUntouched } from '../helpers/native.js';
+import { expectBrokenAnswer, expectUntouched } from '../helpers/native.js';
 
 const BALANCE = 1_000_000_000n;
 /** 135 characters: 9 s of simulated speech (15 characters a second), 345 MP3 frames in four pieces. */
@@ -158,13 +159,15 @@ describeStore(`binary answers streamed through (${storeKind})`, () => {
   });
 });
 
-describeStore(`binary answers buffered when only the whole answer gives the price (${storeKind})`, () => {
+describeStore(`binary answers buffered when only the whole answer gives the price, and bounded (${storeKind})`, () => {
   let t: TestGateway;
   let report: Buffer;
   beforeAll(async () => {
     // The same route billing the quantity its translator reports from the whole file: not known at the headers.
     const copy = await copyConfig();
     await copy.editYaml('routes/documents-translate.yaml', (d) => { d.meter.character.source = { translator: 'characters' }; });
+    // Speech answers bounded below the 143,865 bytes of the test's MP3 (pieces of 35,967).
+    await copy.editYaml('providers/elevenlabs.yaml', (d) => { d.operations.speech.answer.max_bytes = 50_000; });
     t = await startTestGateway({ configFile: copy.configFile });
     report = await docxOf(['Quarterly report', 'Revenue grew by 12% — Ünïcödé 😀.']);
   });
@@ -184,5 +187,17 @@ describeStore(`binary answers buffered when only the whole answer gives the pric
     expect(cut.status).toBe(502);
     expect(((await cut.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
     await expectUntouched(t, other, BALANCE);
+  });
+
+  it('refuses a streamed answer past max_bytes: declared, before any byte (502); undeclared, the body breaks off; nothing charged', async () => {
+    const account = await t.account('1');
+    const declared = await speech(t, account.key);
+    expect(declared.status).toBe(502);
+    expect(((await declared.json()) as { error: { message: string } }).error.message).toBe('The upstream provider sent a file larger than 50000 bytes.');
+    // In pieces (chunked, no Content-Length): the first piece goes out, the second crosses the bound.
+    await t.fault({ chunk_delay_ms: 1, times: 1 }, 'eleven_multilingual_v2');
+    await expectBrokenAnswer(await speech(t, account.key));
+    await idle(t);
+    await expectUntouched(t, account, BALANCE);
   });
 });
