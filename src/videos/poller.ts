@@ -15,7 +15,7 @@
 import type { Clock } from '../clock.js';
 import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute } from '../config/types.js';
 import type { Outputs } from '../files/outputs.js';
-import { mp4DurationSeconds } from '../files/verify/mp4-duration.js';
+import { mp4DurationSeconds, mp4IsWhole } from '../files/verify/mp4-duration.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import { quantityCharge } from '../meters/quantity-meter.js';
@@ -96,12 +96,11 @@ async function pollOne(deps: PollerDeps, job: VideoJob): Promise<'running' | 'co
 
 /**
  * Spec 4.16: billed per second of output actually produced: the measured duration (to the
- * millisecond, so container rounding such as 7.9999 s is 8 s) rounded up to whole seconds, else the
- * vendor's reported seconds, and never more than the job asked for (and reserved).
+ * millisecond, so container rounding such as 7.9999 s is 8 s) rounded up to whole seconds, and never
+ * more than the job asked for (and reserved).
  */
-export function billableSeconds(measured: number | null, reported: number | undefined, requested: number): number {
-  const produced = measured ?? reported ?? requested;
-  return Math.min(requested, Math.max(1, Math.ceil(Math.round(produced * 1000) / 1000)));
+export function billableSeconds(measured: number, requested: number): number {
+  return Math.min(requested, Math.max(1, Math.ceil(Math.round(measured * 1000) / 1000)));
 }
 
 async function complete(deps: PollerDeps, job: VideoJob, c: JobContext, status: JobStatus, signal: AbortSignal): Promise<'completed'> {
@@ -110,7 +109,11 @@ async function complete(deps: PollerDeps, job: VideoJob, c: JobContext, status: 
   const data = await readBounded(download, c.provider.operations[c.outputOp]!.binary?.maxBytes ?? 512 * 1024 * 1024);
   const contentType = (download.headers['content-type'] ?? 'video/mp4').split(';')[0]!.trim() || 'video/mp4';
   const measured = mp4DurationSeconds(data);
-  const seconds = billableSeconds(measured, status.seconds, job.requestedSeconds);
+  // A download that is not a whole MP4 (cut short though its body ended cleanly, no readable movie
+  // header, or not a video) is neither kept nor billed: the job stays due and the next run downloads
+  // it again, until its deadline releases the hold (spec 4.16: billed by what the finished video measures).
+  if (measured === null || !mp4IsWhole(data)) throw new Error('the video download is not a complete MP4');
+  const seconds = billableSeconds(measured, job.requestedSeconds);
   const stored = await deps.outputs.store({ accountId: job.accountId, purpose: 'VIDEO_OUTPUT', contentType, data, origin: '' });
   const row: UsageRowInput = {
     requestId: job.requestId, keyId: job.keyId, model: job.offeringId, kind: c.route.manifest.id, unit: 'second',

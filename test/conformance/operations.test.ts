@@ -273,7 +273,8 @@ describe('conformance', () => {
  * The video job's status and download operations (routes/videos-generations.yaml `job`), run by the
  * poller, through the same faults: each leaves the job running with its hold and nothing charged
  * (the next run retries it, spec 3 "Video job"); the success completes the job and bills it once.
- * A download's malformed answer is a body cut off mid-way (a binary answer has no syntax to break).
+ * A download's malformed answer is a body that ends cleanly but short (not a whole MP4: never kept nor
+ * billed); a cut connection is the same fault's other form.
  */
 describe('conformance: the video job poller', () => {
   type PollerCase = { name: string; op: 'poll' | 'output'; faults: Array<Record<string, unknown>> };
@@ -281,8 +282,9 @@ describe('conformance: the video job poller', () => {
     ...(['poll', 'output'] as const).flatMap((op) => (Object.keys(FAULTS) as FaultName[]).map((name) => ({
       name: `${op} ${name}`, op,
       // The output operation runs after a successful poll: a fault-free first answer lets the poll through.
-      faults: [...(op === 'output' ? [{ times: 1 }] : []), { ...(op === 'output' && name === 'malformed' ? { truncate_after_chunks: 1 } : FAULTS[name].fault), times: 1 }],
+      faults: [...(op === 'output' ? [{ times: 1 }] : []), { ...FAULTS[name].fault, times: 1 }],
     }))),
+    { name: 'output cut', op: 'output', faults: [{ times: 1 }, { truncate_after_chunks: 1, times: 1 }] },
     { name: 'success', op: 'poll', faults: [] },
   ];
   const jobs = new Map<string, { account: { id: string; key: string }; jobId: string }>();

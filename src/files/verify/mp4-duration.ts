@@ -30,6 +30,15 @@ function boxes(b: Buffer, from: number, to: number): Box[] {
   return found;
 }
 
+/**
+ * True when the file's top-level boxes tile it exactly. A file cut short ends inside its last box
+ * (the media data, usually), even when its movie header, written first, is whole.
+ */
+export function mp4IsWhole(bytes: Buffer): boolean {
+  const top = boxes(bytes, 0, bytes.length);
+  return top.length > 0 && top.at(-1)!.end === bytes.length;
+}
+
 /** Seconds of the movie (the mvhd duration over its timescale), or null. */
 export function mp4DurationSeconds(bytes: Buffer): number | null {
   const moov = boxes(bytes, 0, bytes.length).find((x) => x.type === 'moov');

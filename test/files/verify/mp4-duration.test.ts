@@ -1,6 +1,6 @@
 /** The MP4 movie-header duration (spec 4.16: a video is billed by the seconds it actually has). */
 import { describe, expect, it } from 'vitest';
-import { mp4DurationSeconds } from '../../../src/files/verify/mp4-duration.js';
+import { mp4DurationSeconds, mp4IsWhole } from '../../../src/files/verify/mp4-duration.js';
 import { simMp4 } from '../../../src/sim/mp4.js';
 
 function box(type: string, body: Buffer): Buffer {
@@ -45,5 +45,21 @@ describe('mp4DurationSeconds', () => {
     const lying = box('moov', mvhdV1(1000, 5000n));
     lying.writeUInt32BE(0xffff, 0);
     expect(mp4DurationSeconds(lying)).toBeNull();
+  });
+});
+
+describe('mp4IsWhole', () => {
+  it('is true when the top-level boxes end exactly at the end of the file', () => {
+    expect(mp4IsWhole(simMp4(8))).toBe(true);
+    expect(mp4IsWhole(Buffer.concat([box('ftyp', Buffer.from('isom')), box('moov', mvhdV1(1000, 5000n))]))).toBe(true);
+  });
+
+  it('is false for a file cut short (its movie header whole), extra bytes after the last box, or no box', () => {
+    const whole = simMp4(8);
+    expect(mp4DurationSeconds(whole.subarray(0, whole.length - 1))).toBe(8);
+    expect(mp4IsWhole(whole.subarray(0, whole.length - 1))).toBe(false);
+    expect(mp4IsWhole(Buffer.concat([whole, Buffer.from([0, 0, 0])]))).toBe(false);
+    expect(mp4IsWhole(Buffer.alloc(0))).toBe(false);
+    expect(mp4IsWhole(Buffer.from('not an mp4 at all'))).toBe(false);
   });
 });
