@@ -85,7 +85,10 @@ describeStore('auth and errors', () => {
     expect(tokenPriced.map((o) => o.id)).toEqual(expect.arrayContaining(['gpt-4o', 'o4-mini', 'gpt-4.1-codex-preview', 'gpt-3.5-turbo', 'claude-haiku-4-5', 'claude-opus-4-5']));
     for (const o of tokenPriced) {
       expect(Number.isInteger(o.context_window) && (o.context_window as number) >= 1, `${String(o.id)} context_window`).toBe(true);
-      expect(Number.isInteger(o.max_output_tokens) && (o.max_output_tokens as number) >= 1, `${String(o.id)} max_output_tokens`).toBe(true);
+      // An embedding generates no output tokens: its cap is 0; every other offering's is at least 1.
+      const leastOutput = o.service_type === 'EMBEDDING' ? 0 : 1;
+      expect(Number.isInteger(o.max_output_tokens) && (o.max_output_tokens as number) >= leastOutput, `${String(o.id)} max_output_tokens`).toBe(true);
+      if (o.service_type === 'EMBEDDING') expect(o.max_output_tokens, `${String(o.id)} max_output_tokens`).toBe(0);
       expect(o.max_output_tokens as number).toBeLessThanOrEqual(o.context_window as number);
     }
     const openapi = (await (await call('/openapi.json')).json()) as { openapi: string };
