@@ -13,9 +13,16 @@ interface Window { failures: number; endsAt: number }
 
 /** Counts failed sign-ins. */
 export class SigninThrottle {
-  private readonly windows = new LRUCache<string, Window>({ max: 100_000 });
+  // Made at the first sign-in: the cache allocates its tables for `max` entries up front (about 2.4
+  // MB), which a gateway whose console nobody signs in to should not keep resident (issue 8, memory).
+  private cache: LRUCache<string, Window> | null = null;
 
   constructor(private readonly limits: () => ThrottleLimits, private readonly now: () => number = Date.now) {}
+
+  private get windows(): LRUCache<string, Window> {
+    this.cache ??= new LRUCache<string, Window>({ max: 100_000 });
+    return this.cache;
+  }
 
   /** Seconds until a new attempt is allowed for this email or address; 0 when allowed now. */
   retryAfterSeconds(email: string, address: string): number {

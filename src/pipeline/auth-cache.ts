@@ -14,7 +14,9 @@ export interface Caller { accountId: string; keyId: string; accountLimits: Limit
 export class AuthCache {
   private readonly cache: LRUCache<string, Caller | false>;
   constructor(private readonly ledger: Ledger, ttlMs = 2000) {
-    this.cache = new LRUCache({ max: 50_000, ttl: ttlMs });
+    // Ten thousand keys used within `ttlMs` is more than one process serves; lru-cache allocates its
+    // tables for `max` entries up front, so a larger bound only costs resident memory (issue 8).
+    this.cache = new LRUCache({ max: 10_000, ttl: ttlMs });
   }
 
   /** The caller for a key, or null. */
