@@ -117,6 +117,16 @@ export function prepareBaseline(ref) {
 }
 
 /**
+ * The node flags `npm start` runs the gateway with in the checkout at `root` (its package.json's start
+ * script, between `node` and `dist/src/main.js`): the bench measures the gateway as it ships.
+ */
+export function startFlags(root) {
+  const script = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts?.start ?? '';
+  const m = /\bnode((?:\s+--?[\w-]+(?:=\S+)?)*)\s+dist\/src\/main\.js/.exec(script);
+  return m ? m[1].trim().split(/\s+/).filter(Boolean) : [];
+}
+
+/**
  * Starts a gateway on `simUrl` with a funded account (and CFG.accounts - 1 more) whose limits are out
  * of reach; `root` is the checkout whose build runs (this one, or a baseline's).
  */
@@ -129,7 +139,7 @@ export async function startGateway(label, simUrl, store, nodeFlags = [], extraEn
     ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
     ...extraEnv,
   });
-  const proc = await startProcess(label, [...nodeFlags, 'dist/src/main.js'], { env, cwd: root, ready: /gateway listening on/ });
+  const proc = await startProcess(label, [...startFlags(root), ...nodeFlags, 'dist/src/main.js'], { env, cwd: root, ready: /gateway listening on/ });
   // The start line names each provider, live (with its base URL's host) or simulated: every one must be
   // live on the bench's simulator, or the gateway would carry a simulator of its own in the measured
   // process. (A baseline older than that line only names a simulator it started.)
