@@ -84,3 +84,30 @@ export async function commitLatencyMs(databaseUrl, n = 200, { synchronous = true
     await client.end();
   }
 }
+
+/**
+ * The median round trip of `SELECT 1` on one connection, back to back and after `idleMs` of idleness
+ * each time: on a machine whose cores sleep when idle, every round trip a request makes at a low rate
+ * also pays for waking the database backend and then the gateway (what an open loop at 100 req/s meets).
+ */
+export async function roundTripMs(databaseUrl, n = 200, idleMs = 10) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const median = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  try {
+    const hot = [];
+    const idle = [];
+    for (let i = 0; i < n; i++) {
+      let start = performance.now();
+      await client.query('SELECT 1');
+      hot.push(performance.now() - start);
+      await sleep(idleMs);
+      start = performance.now();
+      await client.query('SELECT 1');
+      idle.push(performance.now() - start);
+    }
+    return { hotMs: median(hot), idleMs: median(idle), afterMs: idleMs };
+  } finally {
+    await client.end();
+  }
+}
