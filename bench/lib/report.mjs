@@ -116,6 +116,12 @@ export function explain(rows, baselines, stages) {
     // ceiling no proxy passes (the direct row is the ceiling measured). Below 90% busy the loop is bound by it.
     const ceiling = direct?.throughput ? CFG.concurrency / (direct.throughput.p50 / 1000) : NaN;
     const cpuBound = (r) => r.cpu.busy >= 90;
+    // A Node process serves on one JavaScript thread: at about a whole core of its own, it is bound by it.
+    const threadShare = (r) => (r.rps * r.cpuUsPerRequest) / 1e6;
+    const threadBound = (r) => Number.isFinite(threadShare(r)) && threadShare(r) >= 0.75;
+    if (threadBound(gw.throughput)) {
+      out.push(`Throughput is bound by the gateway's one JavaScript thread: in the non-streaming closed loop its process used ${f0(100 * threadShare(gw.throughput))}% of a core (${f0(gw.throughput.rps)} req/s at ${f0(gw.throughput.cpuUsPerRequest)} µs each; the whole machine was ${f0(gw.throughput.cpu.busy)}% busy). So its rate is about one core divided by its CPU per request: ${TARGETS.throughputVsFloor * 100}% of the floor proxy's ${f0(floor.throughput.rps)}/s would need at most ${f0(1e6 / (TARGETS.throughputVsFloor * floor.throughput.rps))} µs per request, against the floor's own ${f0(floor.throughput.cpuUsPerRequest)} µs for a hop with nothing else on it; Portkey, bound the same way, spends ${f0(pk.throughput.cpuUsPerRequest)} µs.`);
+    }
     out.push(`Throughput: CPU per request (the process alone) is ${f0(gw.throughput.cpuUsPerRequest)} µs for the gateway per non-streaming request, plus about ${f0(pgUs(gw.throughput))} µs in its PostgreSQL backends (${f0(gw.throughput.cpu.postgres)}% of the machine); ${f0(floor.throughput.cpuUsPerRequest)} µs for the floor proxy; ${f0(pk.throughput.cpuUsPerRequest)} µs for Portkey. Streaming: ${f0(gw.streamThroughput.cpuUsPerRequest)} µs against the floor's ${f0(floor.streamThroughput.cpuUsPerRequest)} and Portkey's ${f0(pk.streamThroughput.cpuUsPerRequest)} µs per stream. ` +
       (cpuBound(gw.throughput) && cpuBound(pk.throughput)
         ? `Both closed loops kept the machine's ${cores} cores busy, so their ratio is a ratio of CPU per request (the store's included, on the same cores).`
