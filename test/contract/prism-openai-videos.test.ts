@@ -92,14 +92,17 @@ describe.runIf(storeKind === 'pglite')('Prism OpenAI videos contract: the reques
     return JSON.parse(text) as { id: string; status: string };
   }
 
-  /** Makes every job due, runs the poller once, and returns its report and the requests Prism logged for it. */
-  async function poll(s: Side) {
+  /**
+   * Makes every job due, runs the poller once, and returns its report and the requests Prism logged for
+   * it: one status read per job polled, and a download per job completed or refused (`downloads`).
+   */
+  async function poll(s: Side, downloads = 0) {
     s.clock.advance(10_000);
     const mark = logMark(s.mock);
     const res = await fetch(`${s.t.url}/admin/jobs/video-jobs/run`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     const run = await res.json() as { ran: boolean; result: { polled: number; completed: number; failed: number; errors: number } };
     expect([res.status, run.ran], JSON.stringify(run)).toEqual([200, true]);
-    const logged = await loggedRequestsSince(s.mock, mark, run.result.polled + run.result.completed);
+    const logged = await loggedRequestsSince(s.mock, mark, run.result.polled + Math.max(downloads, run.result.completed));
     const detail = `${JSON.stringify(run)}\nprism:\n${logged.flatMap((l) => l.lines).join('\n').slice(0, 6000)}`;
     return { report: run.result, logged, detail };
   }
@@ -140,19 +143,23 @@ describe.runIf(storeKind === 'pglite')('Prism OpenAI videos contract: the reques
     expect((await read(published, job.id)).status).toBe('queued');
   });
 
+  // Prism's content answer is the schema's placeholder, not an MP4: the poller refuses to keep or bill
+  // it (spec 4.16), so the job stays due; both requests it sent are what this contract checks.
   it('GetVideo then RetrieveVideoContent: a completed job is read, then its video downloaded', async () => {
     const job = await create(completed, { model: 'sora-2', prompt: 'A lighthouse.', seconds: 4, size: '720x1280' });
-    const { report, logged, detail } = await poll(completed);
-    expect([report.polled, report.completed, report.failed, report.errors], detail).toEqual([1, 1, 0, 0]);
+    const { report, logged, detail } = await poll(completed, 1);
+    expect([report.polled, report.completed, report.failed, report.errors], detail).toEqual([1, 0, 0, 1]);
     expect(logged, detail).toHaveLength(2);
     expectClean(logged[0], 'GET', `/videos/${completed.vendorId}`, detail);
     expectClean(logged[1], 'GET', `/videos/${completed.vendorId}/content`, detail);
-    expect((await read(completed, job.id)).status).toBe('completed');
+    expect((await read(completed, job.id)).status).not.toBe('completed');
+    await completed.t.gw.db.query("UPDATE video_jobs SET state = 'failed' WHERE id = $1", [job.id]);
   });
 
   it('CreateVideoRemix: POST /videos/{the source\'s vendor id}/remix with the prompt only', async () => {
     const source = await create(completed, { model: 'sora-2', prompt: 'A boat.', seconds: 4 });
-    expect((await poll(completed)).report.completed).toBe(1);
+    // Completed as the poller leaves a job (Prism's content is no MP4 to download: see above).
+    await completed.t.gw.db.query("UPDATE video_jobs SET state = 'completed', progress = 100, billed_seconds = 4, finished_at = now() WHERE id = $1", [source.id]);
     expect((await read(completed, source.id)).status).toBe('completed');
     const body = { model: 'sora-2', prompt: 'The same boat at night.', remix_video_id: source.id };
     const path = `/videos/${completed.vendorId}/remix`;
