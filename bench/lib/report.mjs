@@ -45,7 +45,7 @@ function roles(rows) {
 function baselineSection(rows) {
   const { gw, base, direct } = roles(rows);
   if (!gw || !base) return [];
-  const L = [`## This build against ${base.label.replace(/ \(baseline\), PostgreSQL$/, '')} (the commit before the generalised engine)`, ''];
+  const L = [`## This build against ${base.label} (BENCH_BASELINE_REF)`, ''];
   L.push(`Both on PostgreSQL (each its own database), measured in the same rounds. Throughput: the closed loops; the spread is each row's lowest to highest round. Added latency: p50 at ${CFG.lowRate}/s over the direct call.`, '');
   L.push('| Phase | this build | baseline | difference | spread between rounds (this build; baseline) | CPU/req this build / baseline (µs) |', '|---|--:|--:|--:|--:|--:|');
   const spread = (r) => (r.sliceRps?.length > 1 ? `${f0(Math.min(...r.sliceRps))}-${f0(Math.max(...r.sliceRps))}` : '—');
