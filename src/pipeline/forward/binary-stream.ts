@@ -31,6 +31,7 @@ import type { ForwardOutcome, RequestContext } from '../context.js';
 import { releaseHold } from '../hold.js';
 import type { Runtime } from '../stage.js';
 import { startCheckpoints } from './checkpoint.js';
+import { waitForDrain } from './drain.js';
 import { bodyError, contentDisposition, tooLarge } from './file.js';
 
 const NOTHING: ForwardOutcome = { delivery: 'none', reported: null, deliveredText: '' };
@@ -90,13 +91,7 @@ class ClientSink {
     let ok = true;
     for (const part of out) if (part.length > 0) ok = raw.write(part) && ok;
     raw.uncork();
-    if (ok) return;
-    const signal = this.ctx.clientGone.signal;
-    await new Promise<void>((resolve) => {
-      const done = (): void => { raw.off('drain', done); signal.removeEventListener('abort', done); resolve(); };
-      raw.once('drain', done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    if (!ok) await waitForDrain(this.ctx);
   }
 
   /** Holds `data` back whole (an answer too short to write before its end). */

@@ -13,10 +13,13 @@ export function tooLarge(maxBytes: number): GatewayError {
   return new GatewayError('upstream_error', `The upstream provider sent a file larger than ${maxBytes} bytes.`);
 }
 
-/** A failure while reading an answer's body: a lost connection there is a broken answer (502), not an unreachable upstream. */
-export function bodyError(error: unknown): GatewayError {
+/**
+ * A failure while reading an answer's body (`what`: the answer, or the stream): a lost connection there
+ * is a broken answer (502), not an unreachable upstream.
+ */
+export function bodyError(error: unknown, what: 'answer' | 'stream' = 'answer'): GatewayError {
   const mapped = transportError(error);
-  return mapped.code === 'upstream_unavailable' ? new GatewayError('upstream_error', 'The upstream answer was cut before it completed.') : mapped;
+  return mapped.code === 'upstream_unavailable' ? new GatewayError('upstream_error', `The upstream ${what} was cut before it completed.`) : mapped;
 }
 
 /** Reads at most `maxBytes` of an answer; more is an upstream error (the rest is not read). */

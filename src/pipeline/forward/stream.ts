@@ -7,10 +7,12 @@
 import { GatewayError } from '../../errors.js';
 import { SseParser } from '../../translate/sse.js';
 import type { StreamTranslator } from '../../translate/types.js';
-import { transportError, type UpstreamResponse } from '../../upstream/client.js';
+import type { UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
 import { startCheckpoints } from './checkpoint.js';
+import { waitForDrain } from './drain.js';
+import { bodyError } from './file.js';
 import { sendUpstream } from './json.js';
 
 function startSse(ctx: RequestContext): void {
@@ -27,11 +29,7 @@ export async function writeFrames(ctx: RequestContext, text: string): Promise<vo
   if (!ctx.started) startSse(ctx);
   const raw = ctx.reply.raw;
   if (raw.destroyed || raw.write(text)) return;
-  await new Promise<void>((resolve) => {
-    const done = (): void => { raw.off('drain', done); ctx.clientGone.signal.removeEventListener('abort', done); resolve(); };
-    raw.once('drain', done);
-    ctx.clientGone.signal.addEventListener('abort', done, { once: true });
-  });
+  await waitForDrain(ctx);
 }
 
 type StreamEnd = { kind: 'done' } | { kind: 'error'; error: GatewayError } | { kind: 'client_gone' };
@@ -66,9 +64,8 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
   } catch (error) {
     if (done) return { kind: 'done' };
     if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
-    const mapped = transportError(error);
     // Mid-stream, a lost connection is a broken answer rather than an unreachable upstream.
-    return { kind: 'error', error: mapped.code === 'upstream_unavailable' ? new GatewayError('upstream_error', 'The upstream stream was cut before it completed.') : mapped };
+    return { kind: 'error', error: bodyError(error, 'stream') };
   } finally {
     clearTimeout(drainGuard);
   }
