@@ -79,8 +79,7 @@ function decimal(steps: bigint, stepsPerUnit: bigint): string {
  * response header; never the answer's body nor what the translator makes of it (issue 9 point 3).
  */
 export function knownAtHeaders(source: ScaledSource): boolean {
-  if (source.plus && !knownAtHeaders(source.plus)) return false;
-  return source.kind === 'header' || readsRequestOnly({ ...source, plus: undefined });
+  return readsRequestOnly(source, { headers: true });
 }
 
 /** A meter billing one quantity of `spec.unit` per request. */

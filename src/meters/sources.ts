@@ -88,10 +88,13 @@ export function readScaled(source: ScaledSource, inputs: SourceInputs): number {
   return source.plus ? scaled + readScaled(source.plus, inputs) : scaled;
 }
 
-/** True when the source (and its `plus`) can be read from the request alone (at admission, before any answer). */
-export function readsRequestOnly(source: ScaledSource): boolean {
-  if (source.plus && !readsRequestOnly(source.plus)) return false;
-  if (source.kind === 'constant' || source.kind === 'request') return true;
+/**
+ * True when the source (and its `plus`) can be read from the request alone (at admission, before any
+ * answer); with `headers`, an upstream response header counts too (known before the answer's body).
+ */
+export function readsRequestOnly(source: ScaledSource, opts: { headers?: boolean } = {}): boolean {
+  if (source.plus && !readsRequestOnly(source.plus, opts)) return false;
+  if (source.kind === 'constant' || source.kind === 'request' || (opts.headers === true && source.kind === 'header')) return true;
   return source.kind === 'counter' && source.of.every((o) => o.in !== 'response');
 }
 
