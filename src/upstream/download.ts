@@ -7,6 +7,7 @@
  */
 import { request } from 'undici';
 import { GatewayError } from '../errors.js';
+import { collectBounded, declaredLength } from '../files/bytes.js';
 import { transportError } from './client.js';
 
 /** What a download needs besides the URL. */
@@ -33,25 +34,10 @@ export async function downloadOutput(url: URL, options: DownloadOptions): Promis
     await response.body.dump().catch(() => undefined);
     throw new GatewayError('upstream_error', `Downloading the upstream provider's output failed (HTTP ${response.statusCode}).`);
   }
-  const declared = Number(response.headers['content-length']);
-  if (Number.isFinite(declared) && declared > options.maxBytes) {
-    // Destroying an unread body makes it emit an abort error: listened to, so it is not an uncaught one.
-    response.body.on('error', () => undefined).destroy();
-    throw tooLarge(options.maxBytes);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > options.maxBytes) {
-        response.body.destroy();
-        throw tooLarge(options.maxBytes);
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
+  // A declared length past the bound is refused unread; the streamed count bounds the rest.
+  return collectBounded(response.body, {
+    maxBytes: options.maxBytes, declared: declaredLength(response.headers['content-length']), tooLarge: () => tooLarge(options.maxBytes),
+  }).catch((error: unknown) => {
     throw transportError(error);
-  }
-  return Buffer.concat(chunks, size);
+  });
 }

@@ -8,6 +8,7 @@
 import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream } from '@fastify/busboy';
 import { GatewayError } from '../../errors.js';
+import { collectBounded, type ByteTally } from '../../files/bytes.js';
 
 /** One file part as the route declares it. */
 export interface FilePartSpec {
@@ -70,25 +71,20 @@ function addField(fields: Record<string, string | string[]>, name: string, value
 /** The error code of a file part over its size. */
 type OversizeCode = NonNullable<MultipartSpec['oversize']>;
 
-/** The bytes of every file part of one body so far, against the route's `max_total_bytes`. */
-interface FormBudget { used: number; max: number }
+/** The refusal of a file part (or a raw body's one file) larger than its bound, naming it. */
+export function fileTooLarge(code: OversizeCode, field: string, maxBytes: number): GatewayError {
+  return new GatewayError(code, `The file in '${field}' is larger than ${maxBytes} bytes.`, { param: field });
+}
 
-/** Reads one file part into memory, refusing it past its declared size or past the form's total. */
-function collect(stream: BusboyFileStream, field: string, spec: FilePartSpec, budget: FormBudget, oversize: OversizeCode): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => {
-      budget.used += chunk.length;
-      if (budget.used > budget.max) {
-        stream.resume();
-        reject(new GatewayError(oversize, `The files of this request are larger than ${budget.max} bytes together (at '${field}').`, { param: field }));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.on('limit', () => reject(new GatewayError(oversize, `The file in '${field}' is larger than ${spec.maxBytes} bytes.`, { param: field })));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
+/**
+ * Reads one file part into memory, refusing it past its declared size or once the form's parts together
+ * pass `total` (the route's `max_total_bytes`); the rest of a refused part is drained so the parser goes on.
+ */
+function collect(stream: BusboyFileStream, field: string, spec: FilePartSpec, total: ByteTally, oversize: OversizeCode): Promise<Buffer> {
+  return collectBounded(stream, {
+    maxBytes: spec.maxBytes, rest: 'drain',
+    tooLarge: () => fileTooLarge(oversize, field, spec.maxBytes),
+    shared: { tally: total, tooLarge: () => new GatewayError(oversize, `The files of this request are larger than ${total.maxBytes} bytes together (at '${field}').`, { param: field }) },
   });
 }
 
@@ -107,6 +103,8 @@ function admitFile(spec: MultipartSpec, counts: Map<string, number>, name: strin
 
 /** Parses a multipart body under `spec`; a GatewayError (400 or 413, naming the part) for anything outside it. */
 export function readMultipart(stream: Readable, contentType: string, spec: MultipartSpec): Promise<MultipartBody> {
+  // Busboy passes a file on up to its `fileSize` and drops the rest: one byte past the largest part, so
+  // every oversized part reaches the collector's count (src/files/bytes.ts), which refuses it.
   const largest = Math.max(0, ...Object.values(spec.files).map((f) => f.maxBytes));
   const maxFiles = Object.values(spec.files).reduce((n, f) => n + f.max, 0);
   return new Promise((resolve, reject) => {
@@ -114,7 +112,7 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
     const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
     const files: Array<Promise<UploadedFile>> = [];
     const counts = new Map<string, number>();
-    const budget: FormBudget = { used: 0, max: spec.maxTotalBytes ?? Number.POSITIVE_INFINITY };
+    const total: ByteTally = { used: 0, maxBytes: spec.maxTotalBytes ?? Number.POSITIVE_INFINITY };
     const oversize: OversizeCode = spec.oversize ?? 'payload_too_large';
     let failed = false;
     const fail = (error: unknown): void => {
@@ -126,7 +124,7 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
     };
     let parser: ReturnType<typeof Busboy>;
     try {
-      parser = Busboy({ headers: { 'content-type': contentType }, limits: { fileSize: largest, files: maxFiles, fields: spec.maxFields, fieldSize: spec.fieldMaxBytes, parts: maxFiles + spec.maxFields } });
+      parser = Busboy({ headers: { 'content-type': contentType }, limits: { fileSize: largest + 1, files: maxFiles, fields: spec.maxFields, fieldSize: spec.fieldMaxBytes, parts: maxFiles + spec.maxFields } });
     } catch {
       reject(new GatewayError('invalid_request', 'The multipart body has no boundary in its Content-Type.'));
       return;
@@ -136,10 +134,7 @@ export function readMultipart(stream: Readable, contentType: string, spec: Multi
       try {
         const part = admitFile(spec, counts, name, mimeType);
         checkPartText(listName(name), filename ?? '', mimeType ?? '');
-        files.push(collect(file, listName(name), part, budget, oversize).then((data) => {
-          if (data.length > part.maxBytes) throw new GatewayError(oversize, `The file in '${listName(name)}' is larger than ${part.maxBytes} bytes.`, { param: listName(name) });
-          return { field: listName(name), filename, contentType: mimeType, data };
-        }));
+        files.push(collect(file, listName(name), part, total, oversize).then((data) => ({ field: listName(name), filename, contentType: mimeType, data })));
         files.at(-1)!.catch(fail);
       } catch (error) {
         file.resume();

@@ -7,7 +7,8 @@
  */
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
-import { mediaType, type FilePartSpec, type MultipartSpec, type UploadedFile } from './multipart.js';
+import { collectBounded, declaredLength } from '../../files/bytes.js';
+import { fileTooLarge, mediaType, type FilePartSpec, type MultipartSpec, type UploadedFile } from './multipart.js';
 
 /** A route's raw body declaration (`body: {type: raw}`). */
 export interface RawBodySpec {
@@ -34,38 +35,21 @@ export function acceptedRawType(contentType: string | undefined, spec: RawBodySp
   throw unsupportedRawType(spec, type);
 }
 
-function tooLarge(spec: RawBodySpec): GatewayError {
-  return new GatewayError(spec.oversize, `The file in '${spec.part}' is larger than ${spec.maxBytes} bytes.`, { param: spec.part });
-}
-
 /**
  * Reads the body stream into one file part, refusing it past `maxBytes` before more is kept: a
- * Content-Length above the bound is refused without reading, a body that grows past it as soon as it
- * does. The rest of a refused body is drained so the connection stays usable.
+ * Content-Length above the bound is refused without reading (a malformed one counts as absent), a body
+ * that grows past it as soon as it does. The rest of a refused body is drained so the connection stays
+ * usable.
  */
-export function readRawBody(stream: Readable, declaredLength: string | undefined, type: string, spec: RawBodySpec): Promise<UploadedFile> {
-  if (declaredLength !== undefined && Number(declaredLength) > spec.maxBytes) {
-    stream.resume();
-    return Promise.reject(tooLarge(spec));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= spec.maxBytes) { chunks.push(chunk); return; }
-      stream.off('data', onData);
-      stream.resume();
-      reject(tooLarge(spec));
-    };
-    stream.on('data', onData);
-    stream.on('error', () => reject(new GatewayError('invalid_request', 'The request body could not be read.')));
-    stream.on('end', () => {
-      if (size > spec.maxBytes) return;
-      if (size === 0) { reject(new GatewayError('invalid_request', `The request body is empty; send the bytes of the '${spec.part}'.`, { param: spec.part })); return; }
-      resolve({ field: spec.part, filename: spec.part, contentType: type, data: Buffer.concat(chunks, size) });
-    });
+export async function readRawBody(stream: Readable, contentLength: string | undefined, type: string, spec: RawBodySpec): Promise<UploadedFile> {
+  const data = await collectBounded(stream, {
+    maxBytes: spec.maxBytes, declared: declaredLength(contentLength), rest: 'drain',
+    tooLarge: () => fileTooLarge(spec.oversize, spec.part, spec.maxBytes),
+  }).catch((error: unknown) => {
+    throw error instanceof GatewayError ? error : new GatewayError('invalid_request', 'The request body could not be read.');
   });
+  if (data.length === 0) throw new GatewayError('invalid_request', `The request body is empty; send the bytes of the '${spec.part}'.`, { param: spec.part });
+  return { field: spec.part, filename: spec.part, contentType: type, data };
 }
 
 /** The raw body as a one-part form declaration, for the probes of src/pipeline/file-probes.ts. */

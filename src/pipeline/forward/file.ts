@@ -5,6 +5,7 @@
  * binary-stream.ts). A larger answer than the operation allows is a 502, not billed.
  */
 import { GatewayError } from '../../errors.js';
+import { collectBounded } from '../../files/bytes.js';
 import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 
@@ -23,20 +24,10 @@ export function bodyError(error: unknown, what: 'answer' | 'stream' = 'answer'):
 }
 
 /** Reads at most `maxBytes` of an answer; more is an upstream error (the rest is not read). */
-export async function readBounded(response: UpstreamResponse, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
-    if (!response.body.destroyed) response.body.destroy();
+export function readBounded(response: UpstreamResponse, maxBytes: number): Promise<Buffer> {
+  return collectBounded(response.body, { maxBytes, tooLarge: () => tooLarge(maxBytes) }).catch((error: unknown) => {
     throw bodyError(error);
-  }
-  return Buffer.concat(chunks, size);
+  });
 }
 
 /** `attachment; filename=...` with an ASCII fallback and the UTF-8 name (RFC 6266 / 5987). */
