@@ -18,13 +18,14 @@ export function scopesOf(caller: Caller, defaults: Limits): LimitScope[] {
 /**
  * Admits the request or throws the 429 (or 400). `tokens` is what the token bucket takes (the meter's
  * demand in limiter units; 0 on free routes and for meters the limiter does not count); `inputTokens`,
- * the part of it the request itself carries: more than a scope's limit is a 400.
+ * the part of it the request itself carries: more than a scope's limit is a 400. That 400 names no
+ * `param`: the demand does not say which input it was estimated from (`messages`, `input`, `text`).
  */
 export async function admit(limiter: Limiter, scopes: LimitScope[], tokens: number, inputTokens: number, onReject: (scope: LimitScope['scope'], limit: LimitKind) => void): Promise<Ticket> {
   for (const s of scopes) {
     const tpm = s.limits.tokens_per_minute;
     if (tpm && inputTokens > tpm) {
-      throw new GatewayError('invalid_request', `This request needs about ${inputTokens} input tokens, more than the ${s.scope}'s limit of ${tpm} tokens per minute; it can never be admitted. Shorten it.`, { param: 'messages' });
+      throw new GatewayError('invalid_request', `This request needs about ${inputTokens} input tokens, more than the ${s.scope}'s limit of ${tpm} tokens per minute; it can never be admitted. Shorten it.`);
     }
   }
   const admission = await limiter.admit(scopes, tokens);

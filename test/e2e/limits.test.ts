@@ -79,6 +79,18 @@ describeStore('rate limits', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringMatching(/can never be admitted/) } });
   });
 
+  it('names no chat parameter in that 400 on a route whose input is not `messages` (embeddings)', async () => {
+    const a = await account({ tokens_per_minute: 50 });
+    const res = await fetch(`${t.url}/v1/embeddings`, {
+      method: 'POST', headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'text-embedding-3-small', input: 'word '.repeat(200) }),
+    });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { code: string; message: string; param?: string | null } };
+    expect(error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/can never be admitted/) });
+    expect(error.param ?? null).toBeNull();
+  });
+
   it('rejects invalid limit bodies and unknown ids', async () => {
     expect((await admin('PATCH', '/admin/accounts/acct_nope', { limits: { requests_per_minute: 5 } })).status).toBe(404);
     const a = await account({ requests_per_minute: 5 });
