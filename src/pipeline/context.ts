@@ -1,5 +1,6 @@
 /** Per-request state: one typed object, a field group per stage (DESIGN.md "Contracts worth keeping"). */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Cancellation } from '../cancel.js';
 import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { Ticket } from '../limits/types.js';
@@ -49,7 +50,7 @@ export interface RequestContext {
   readonly reply: FastifyReply;
   readonly params: Record<string, string>;
   /** Aborted when the client goes away; forwards abort the upstream with it. */
-  readonly clientGone: AbortController;
+  readonly clientGone: Cancellation;
   auth: Caller | null;
   /** What the limiter took; given back (and corrected to the bill's limiter units) when the request ends. */
   limit: { ticket: Ticket; billedUnits: number } | null;

@@ -4,6 +4,7 @@
  * format and guarantees that a reservation is never left open by a failed request.
  */
 import { randomId } from '../ledger/ids.js';
+import { Cancellation } from '../cancel.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledGateway, CompiledRoute } from '../config/types.js';
 import { DependencyUnavailableError, GatewayError, toGatewayError } from '../errors.js';
@@ -48,7 +49,7 @@ async function sendError(ctx: RequestContext, error: GatewayError): Promise<void
     if (!ctx.reply.raw.writableEnded && !ctx.reply.raw.destroyed) ctx.reply.raw.end(ctx.format.streamErrorFrame(error));
     return;
   }
-  if (ctx.clientGone.signal.aborted) return;
+  if (ctx.clientGone.aborted) return;
   for (const [name, value] of Object.entries(error.extra.headers ?? {})) ctx.reply.header(name, value);
   await ctx.reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(ctx.format.errorBody(error));
 }
@@ -57,7 +58,7 @@ async function sendError(ctx: RequestContext, error: GatewayError): Promise<void
 const CLIENT_CLOSED = 499;
 
 function observe(ctx: RequestContext, runtime: Runtime, seconds: number): void {
-  const status = ctx.clientGone.signal.aborted && !ctx.reply.raw.writableFinished ? CLIENT_CLOSED : ctx.reply.raw.statusCode;
+  const status = ctx.clientGone.aborted && !ctx.reply.raw.writableFinished ? CLIENT_CLOSED : ctx.reply.raw.statusCode;
   const route = ctx.route.manifest.id;
   runtime.metrics?.requestFinished(route, ctx.model?.provider.id ?? null, status, seconds);
   runtime.logger?.info({
@@ -73,7 +74,7 @@ export async function runPipeline(
 ): Promise<void> {
   const ctx: RequestContext = {
     requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
-    req, reply, params, clientGone: new AbortController(), auth: null, limit: null, body: {}, files: [], features: [], beforeAnswer: [], onFailure: [], upstreamStatus: null, stream: false,
+    req, reply, params, clientGone: new Cancellation(), auth: null, limit: null, body: {}, files: [], features: [], beforeAnswer: [], onFailure: [], upstreamStatus: null, stream: false,
     model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   const started = performance.now();

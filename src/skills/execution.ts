@@ -80,7 +80,7 @@ export async function claimSkillsExecution(ctx: RequestContext, deps: PublishDep
   ctx.beforeAnswer.push(async () => {
     const answer = ctx.outcome?.answer?.clientBody as Json | undefined;
     // A client that left before the answer was not billed (the meter released the hold): nothing to publish.
-    if (!answer || ctx.clientGone.signal.aborted) { await end('failed'); return; }
+    if (!answer || ctx.clientGone.aborted) { await end('failed'); return; }
     const container = answer.container as Json | undefined;
     const containerId = randomId('container_gw_');
     const published = new Map<string, string>();

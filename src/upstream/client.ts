@@ -3,6 +3,7 @@
  * become GatewayErrors (refused: 503, timeouts: 504) so no provider-specific code is needed here.
  */
 import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Cancellation, type CancelSignal } from '../cancel.js';
 import type { CompiledOperation, CompiledProvider, UpstreamRequestKind } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { authHeaders } from './auth.js';
@@ -111,7 +112,7 @@ export class UpstreamClient {
   }
 
   /** POSTs (or GETs, DELETEs) to one of the provider's operations, with a body of the kind the operation declares (JSON, multipart or raw). */
-  async send(provider: CompiledProvider, operation: string, body: unknown, signal: AbortSignal, target: UpstreamTarget = {}): Promise<UpstreamResponse> {
+  async send(provider: CompiledProvider, operation: string, body: unknown, signal: CancelSignal, target: UpstreamTarget = {}): Promise<UpstreamResponse> {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
     const url = this.target(provider.baseUrl + op.path + op.query);
@@ -129,31 +130,33 @@ export class UpstreamClient {
    * own origin or, over https, on a host the poll declares (`hosts`, src/upstream/vendor-url.ts): a
    * vendor answer never sends the gateway, with its credential, anywhere else.
    */
-  async poll(provider: CompiledProvider, url: string, signal: AbortSignal, hosts: readonly string[] = []): Promise<UpstreamResponse> {
+  async poll(provider: CompiledProvider, url: string, signal: CancelSignal, hosts: readonly string[] = []): Promise<UpstreamResponse> {
     const target = allowedVendorUrl(url, provider.baseUrl, hosts, 'job location');
     return this.request(provider, 'GET', target.origin, target.pathname + target.search, null, signal);
   }
 
   private async request(
-    provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | RawBody | null, signal: AbortSignal,
+    provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | RawBody | null, signal: CancelSignal,
     requestHeaders: Readonly<Record<string, string>> = {},
   ): Promise<UpstreamResponse> {
     const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' }
       : payload instanceof RawBody ? { 'content-type': payload.contentType } : {};
     // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
-    const controller = new AbortController();
+    const controller = new Cancellation();
     const forward = (): void => controller.abort(signal.reason);
     if (signal.aborted) forward(); else signal.addEventListener('abort', forward, { once: true });
     const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), provider.timeouts.headersMs);
     try {
       const response = await this.pool(provider, origin).request({
-        method, path, signal: controller.signal,
+        // undici takes any signal with addEventListener/removeEventListener (api-request.js); a
+        // Cancellation, not an AbortSignal, so that the request is collected young (src/cancel.ts).
+        method, path, signal: controller as unknown as AbortSignal,
         headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...authHeaders(provider) },
         body: payload instanceof RawBody ? payload.data : payload,
       });
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     } catch (error) {
-      throw transportError(controller.signal.aborted && !signal.aborted ? controller.signal.reason : error);
+      throw transportError(controller.aborted && !signal.aborted ? controller.reason : error);
     } finally {
       clearTimeout(timer);
     }

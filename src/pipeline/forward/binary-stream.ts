@@ -149,7 +149,7 @@ async function pipeBody(ctx: RequestContext, body: UpstreamResponse['body'], pla
         plan.checkHead(chunk.subarray(0, plan.headBytes));
       }
       await sink.write(chunk);
-      if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+      if (ctx.clientGone.aborted) return { kind: 'client_gone' };
     }
     if (head) {
       const whole = Buffer.concat(head, headSize);
@@ -159,7 +159,7 @@ async function pipeBody(ctx: RequestContext, body: UpstreamResponse['body'], pla
     if (plan.tailBytes > 0) plan.checkTail?.(tail.value);
     return { kind: 'done' };
   } catch (error) {
-    if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+    if (ctx.clientGone.aborted) return { kind: 'client_gone' };
     return { kind: 'error', error: bodyError(error) };
   }
 }

@@ -4,7 +4,7 @@ import type { RequestContext } from '../context.js';
 /** Resolves once the client's socket has drained, or once the client has left (whichever comes first). */
 export function waitForDrain(ctx: RequestContext): Promise<void> {
   const raw = ctx.reply.raw;
-  const signal = ctx.clientGone.signal;
+  const signal = ctx.clientGone;
   return new Promise<void>((resolve) => {
     const done = (): void => { raw.off('drain', done); signal.removeEventListener('abort', done); resolve(); };
     raw.once('drain', done);

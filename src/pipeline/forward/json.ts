@@ -40,9 +40,9 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   let response: UpstreamResponse;
   try {
     const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features };
-    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, ctx.clientGone.signal, target);
+    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, ctx.clientGone, target);
   } catch (error) {
-    if (!ctx.clientGone.signal.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
+    if (!ctx.clientGone.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
     throw error;
   }
   ctx.upstreamStatus = response.status;
@@ -65,22 +65,22 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
       // Issue 9 point 3: streamed through when the bill is known from the headers, else buffered.
       if (streamsThrough(ctx)) return await streamBinary(ctx, runtime, response, binary.maxBytes);
       const data = await readBounded(response, binary.maxBytes);
-      if (!ctx.clientGone.signal.aborted) answerWithFile(ctx, data, response.headers);
+      if (!ctx.clientGone.aborted) answerWithFile(ctx, data, response.headers);
       return;
     }
     const start = poll ? await jobStart(poll, response) : { body: await readJsonBody(response), headers: response.headers };
     if ('location' in start) {
-      ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll!, start.location, start.headers, ctx.clientGone.signal));
+      ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll!, start.location, start.headers, ctx.clientGone));
       // A finished job that names its output by URL: downloaded, measured and kept (spec 4.14 flex images).
-      if (poll!.output && !ctx.clientGone.signal.aborted) outputs = [await fetchOutput(ctx, runtime, poll!.output, upstreamBody)];
+      if (poll!.output && !ctx.clientGone.aborted) outputs = [await fetchOutput(ctx, runtime, poll!.output, upstreamBody)];
     } else {
       ({ body: upstreamBody, headers } = start);
     }
   } catch (error) {
-    if (ctx.clientGone.signal.aborted) return;
+    if (ctx.clientGone.aborted) return;
     throw error instanceof GatewayError ? error : transportError(error);
   }
-  if (ctx.clientGone.signal.aborted) return;
+  if (ctx.clientGone.aborted) return;
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
   const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers, outputs);
   // What a quantity meter may read: the upstream answer and headers, and the client answer.

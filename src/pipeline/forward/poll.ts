@@ -8,6 +8,7 @@
  * present. A polling URL must satisfy the host rule (src/upstream/vendor-url.ts) before anything is
  * sent there. Past the deadline the request ends with 504; in every failure nothing is charged (spec 1).
  */
+import type { CancelSignal } from '../../cancel.js';
 import type { CompiledPoll, CompiledProvider } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
 import { readPointer } from '../../meters/pointer.js';
@@ -18,7 +19,7 @@ import { allowedVendorUrl } from '../../upstream/vendor-url.js';
 export interface PolledResult { body: unknown; headers: Record<string, string>; }
 
 /** Waits `ms`, or less if the client leaves; the listener goes with the wait (a long job polls many times on one signal). */
-const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
+const sleep = (ms: number, signal: CancelSignal): Promise<void> => new Promise((resolve) => {
   const stop = (): void => { clearTimeout(timer); resolve(); };
   const timer = setTimeout(() => { signal.removeEventListener('abort', stop); resolve(); }, ms);
   signal.addEventListener('abort', stop, { once: true });
@@ -70,7 +71,7 @@ function ended(poll: CompiledPoll, status: unknown): 'succeeded' | GatewayError 
 }
 
 /** Polls the job at `location` (from jobStart), until it ends. */
-export async function pollJob(upstream: UpstreamClient, provider: CompiledProvider, poll: CompiledPoll, location: string, firstHeaders: Record<string, string>, signal: AbortSignal): Promise<PolledResult> {
+export async function pollJob(upstream: UpstreamClient, provider: CompiledProvider, poll: CompiledPoll, location: string, firstHeaders: Record<string, string>, signal: CancelSignal): Promise<PolledResult> {
   // Checked before waiting: a location on a host the manifest does not declare is refused at once, never called.
   allowedVendorUrl(location, provider.baseUrl, poll.hosts, 'job location');
   const deadline = Date.now() + poll.deadlineMs;

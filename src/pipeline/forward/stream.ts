@@ -52,7 +52,7 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
         const step = translator.push(event);
         if (step.frames.length > 0) await writeFrames(ctx, step.frames.join(''));
-        if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+        if (ctx.clientGone.aborted) return { kind: 'client_gone' };
         if (step.error) return { kind: 'error', error: step.error };
         if (step.done) {
           done = true;
@@ -63,14 +63,14 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
     }
   } catch (error) {
     if (done) return { kind: 'done' };
-    if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+    if (ctx.clientGone.aborted) return { kind: 'client_gone' };
     // Mid-stream, a lost connection is a broken answer rather than an unreachable upstream.
     return { kind: 'error', error: bodyError(error, 'stream') };
   } finally {
     clearTimeout(drainGuard);
   }
   if (done) return { kind: 'done' };
-  if (ctx.clientGone.signal.aborted) return { kind: 'client_gone' };
+  if (ctx.clientGone.aborted) return { kind: 'client_gone' };
   return { kind: 'error', error: new GatewayError('upstream_error', 'The upstream stream ended before it completed.') };
 }
 
@@ -81,7 +81,7 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   try {
     response = await sendUpstream(ctx, runtime);
   } catch (error) {
-    if (ctx.clientGone.signal.aborted) return;
+    if (ctx.clientGone.aborted) return;
     throw error;
   }
   const translator = ctx.translation!.translator.stream(ctx.model!.offering.id);

@@ -21,7 +21,7 @@ export const meterStage: Stage = {
       const meter = meterOf(ctx);
       if (!hold || !hold.open || !meter) return;
       // A client that left before the first byte of the answer pays nothing.
-      const left = ctx.clientGone.signal.aborted && !ctx.started;
+      const left = ctx.clientGone.aborted && !ctx.started;
       // A job route (spec 4.16): the accepted job is recorded and takes the hold over; its poller bills what it produces.
       if (job && ctx.outcome?.delivery === 'full') {
         await job.service(runtime).start(ctx);
