@@ -13,6 +13,16 @@ import type { Db, Statement, Tx } from './types.js';
 const CONNECT_TIMEOUT_MS = 5_000;
 
 /**
+ * Idle connections are kept (pg's default closes them after 10 s). Opening one costs a new server
+ * process, its start-up and a parse of every named statement: about 15 ms on the bench machine. With
+ * the default, a lightly loaded gateway kept one or two, and every burst, and every background job
+ * tick (two transactions at :00 and :30), opened the rest again while requests waited: 40 to 150 ms
+ * stalls, the whole p99 at 100 req/s (bench/RESULTS.md). The pools still open connections on demand,
+ * up to their size.
+ */
+const KEEP_IDLE_CONNECTIONS = 0;
+
+/**
  * Connections of the second pool, which runs `commit: 'async'` statements with synchronous_commit off
  * for the whole session (a setting made at connect, so a statement needs no SET of its own). The
  * ledger sends at most two batches at a time (src/ledger/group-commit.ts).
@@ -45,9 +55,10 @@ async function guarded<T>(availability: Availability | undefined, call: () => Pr
 
 /** Opens a pg.Pool on `databaseUrl` and checks it answers. No migrations. */
 export async function openPostgres(databaseUrl: string, opts: { max?: number; availability?: Availability } = {}): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: KEEP_IDLE_CONNECTIONS });
   const asyncPool = new pg.Pool({
-    connectionString: databaseUrl, max: ASYNC_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options: '-c synchronous_commit=off',
+    connectionString: databaseUrl, max: ASYNC_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: KEEP_IDLE_CONNECTIONS,
+    options: '-c synchronous_commit=off',
   });
   const availability = opts.availability;
   let closed = false;
