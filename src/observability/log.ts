@@ -1,13 +1,14 @@
 /**
  * Structured JSON logs (pino), one object per line: `time` (ISO 8601), `level` (a label: "info"),
  * `msg`, and the fields given. Two layers keep credentials out:
- *  - `redact` paths censor known credential fields (authorization / x-api-key headers, apiKey,
- *    api_key, key, token) with "[redacted]";
+ *  - known credential fields (authorization / x-api-key / cookie headers, apiKey, api_key, key,
+ *    token) are censored with "[redacted]" (censor.ts);
  *  - the `streamWrite` hook rewrites every finished line, so a gateway key (`gw-...`) or a vendor
  *    key (`sk-...`, `sk-ant-...`) is replaced wherever it appears: message, interpolated arguments,
  *    child bindings, nested fields at any depth, error messages, stacks and causes.
  */
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { censorFields } from './censor.js';
 
 export type { Logger } from 'pino';
 
@@ -21,15 +22,6 @@ const SECRET = /(?<![A-Za-z])(gw|sk)-[A-Za-z0-9_-]{8,}/g;
 export function redactSecrets(text: string): string {
   return text.replace(SECRET, '$1-[redacted]');
 }
-
-/** The field paths censored in every line. */
-export const REDACT_PATHS: readonly string[] = [
-  'req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie',
-  'headers.authorization', 'headers["x-api-key"]',
-  '*.headers.authorization', '*.headers["x-api-key"]',
-  'apiKey', 'api_key', 'key', 'token',
-  '*.apiKey', '*.api_key', '*.key', '*.token',
-];
 
 const LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -66,8 +58,7 @@ export function createLogger(opts: LoggerOptions): Logger {
     level: opts.level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label: string) => ({ level: label }) },
-    redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
+    formatters: { level: (label: string) => ({ level: label }), log: censorFields },
     hooks: { streamWrite: redactSecrets },
   };
   return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES }));
