@@ -24,6 +24,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors.js';
+import { declaredLength } from '../../files/bytes.js';
 import { meterOf } from '../../meters/index.js';
 import type { FilePlan, StreamTranslator } from '../../translate/types.js';
 import type { UpstreamResponse } from '../../upstream/client.js';
@@ -113,17 +114,11 @@ class ClientSink {
 }
 
 /** The response head: content type and name, length when the upstream declared one, and the bill's headers. */
-function headOf(plan: FilePlan, billHeaders: Record<string, string>, length: number | null): Record<string, string> {
+function headOf(plan: FilePlan, billHeaders: Record<string, string>, length: number | undefined): Record<string, string> {
   const head: Record<string, string> = { ...billHeaders, 'content-type': plan.contentType };
   if (plan.filename) head['content-disposition'] = contentDisposition(plan.filename);
-  if (length !== null) head['content-length'] = String(length);
+  if (length !== undefined) head['content-length'] = String(length);
   return head;
-}
-
-/** The upstream's declared Content-Length, when it is a plain number. */
-function declaredLength(headers: Readonly<Record<string, string>>): number | null {
-  const raw = headers['content-length'];
-  return raw !== undefined && /^\d{1,15}$/.test(raw.trim()) ? Number(raw) : null;
 }
 
 type BodyEnd = { kind: 'done' } | { kind: 'client_gone' } | { kind: 'error'; error: GatewayError };
@@ -171,8 +166,8 @@ export async function streamBinary(ctx: RequestContext, runtime: Runtime, respon
   const full: ForwardOutcome = { delivery: 'full', reported: null, deliveredText: '', answer: { upstreamBody: null, headers: response.headers, clientBody: null, quantities: plan.quantities ?? {} } };
   // The bill from the headers alone (a quantity missing there is a 502 now, before any byte).
   const bill = meterOf(ctx)!.bill(ctx, full, ctx.hold?.inputEstimate ?? 0);
-  const length = declaredLength(response.headers);
-  if (length !== null && length > maxBytes) {
+  const length = declaredLength(response.headers['content-length']);
+  if (length !== undefined && length > maxBytes) {
     response.body.destroy();
     throw tooLarge(maxBytes);
   }
