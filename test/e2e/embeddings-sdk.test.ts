@@ -58,8 +58,30 @@ describeStore('openai SDK embeddings against the gateway', () => {
     expect(openai.data[0]!.embedding).toHaveLength(64);
   });
 
+  // embed-v4.0 tops out at 1536 (providers/cohere.yaml): 2048 (spec 4.15) is the 1536 embedding and 512
+  // zeros. The simulator's vectors are deterministic per model, text and dimension, so the two calls compare.
+  it('embed-fast at dimensions 2048: the 1536 embedding followed by 512 zeros, decoded by the SDK, billed as 1536', async () => {
+    const before = (await t.gw.runtime.ledger.getAccount(account.id))!.balanceNano;
+    const padded = await client.embeddings.create({ model: 'embed-fast', input: 'x', dimensions: 2048 });
+    expect(await lastUpstreamBody()).toMatchObject({ model: 'embed-v4.0', embedding_types: ['base64'], output_dimension: 1536 });
+    const middle = (await t.gw.runtime.ledger.getAccount(account.id))!.balanceNano;
+    const native = await client.embeddings.create({ model: 'embed-fast', input: 'x', dimensions: 1536 });
+    const after = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const vector = padded.data[0]!.embedding;
+    expect(vector).toHaveLength(2048);
+    expect(vector.slice(1536)).toEqual(Array(512).fill(0));
+    expect(vector.slice(0, 1536)).toEqual(native.data[0]!.embedding);
+    expect(Math.abs(Math.hypot(...vector) - 1)).toBeLessThan(1e-6);
+    expect(padded.usage).toEqual(native.usage);
+    expect(before - middle).toBe(middle - after.balanceNano);
+    expect(before - middle).toBe(BigInt(padded.usage.prompt_tokens) * NANO_PER_TOKEN['embed-fast']!);
+    expect(after.openHolds).toBe(0);
+    const rows = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 2 })).data;
+    expect(rows.map((r) => [r.kind, r.unit, r.model, r.quantity, r.amountNano])).toEqual(Array(2).fill(['embeddings', 'token', 'embed-fast', BigInt(padded.usage.prompt_tokens), before - middle]));
+  });
+
   it('surfaces a refused parameter as a BadRequestError naming it', async () => {
-    const error = await client.embeddings.create({ model: 'embed-pro', input: 'hello', dimensions: 2048 }).then(() => null, (e: unknown) => e);
+    const error = await client.embeddings.create({ model: 'embed-pro', input: 'hello', dimensions: 3072 }).then(() => null, (e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('dimensions');
     const tokens = await client.embeddings.create({ model: 'embed-fast', input: [15339, 1917] }).then(() => null, (e: unknown) => e);

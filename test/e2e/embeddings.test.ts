@@ -108,7 +108,7 @@ describeStore(`embeddings (${storeKind})`, () => {
       expect(packed.json.usage).toEqual(floats.json.usage);
     });
 
-    it('serves each dimension of the 4.15 table it can: 256, 512, 1024, 1536 natively, 768 as the 1024 embedding shortened', async () => {
+    it('serves each dimension of the 4.15 table: 256, 512, 1024, 1536 natively, 768 as the 1024 embedding shortened, 2048 as the 1536 one padded', async () => {
       const account = await t.account('1');
       for (const dimensions of [256, 512, 1024, 1536]) {
         const a = await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions });
@@ -126,6 +126,17 @@ describeStore(`embeddings (${storeKind})`, () => {
         expect(Math.abs(norm(vector) - 1)).toBeLessThan(1e-6);
         const head = full.slice(0, 768);
         vector.forEach((v, i) => expect(Math.abs(v - head[i]! / norm(head))).toBeLessThan(1e-7));
+      }
+      // 2048: embed-v4.0 tops out at 1536, so the 1536 embedding followed by 512 zeros (same similarities, unit length).
+      const native = (await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions: 1536 })).json.data[0].embedding as number[];
+      for (const encoding_format of ['float', 'base64'] as const) {
+        const a = await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions: 2048, encoding_format });
+        expect(a.status, JSON.stringify(a.json)).toBe(200);
+        expect((await lastUpstream()).body.output_dimension).toBe(1536);
+        const vector = encoding_format === 'base64' ? decode(a.json.data[0].embedding) : a.json.data[0].embedding as number[];
+        expect(vector).toHaveLength(2048);
+        expect(vector.slice(0, 1536)).toEqual(native);
+        expect(vector.slice(1536)).toEqual(Array(512).fill(0));
       }
     });
 
@@ -160,7 +171,6 @@ describeStore(`embeddings (${storeKind})`, () => {
       [pro({ images: [png] }), 'images', 'invalid_request'],
       [pro({ dimensions: 300 }), 'dimensions', 'invalid_request'],
       [pro({ dimensions: 3072 }), 'dimensions', 'invalid_request'],
-      [pro({ dimensions: 2048 }), 'dimensions', 'unsupported_parameter'],
       [pro({ dimensions: '256' }), 'dimensions', 'invalid_request'],
       [pro({ dimensions: 0 }), 'dimensions', 'invalid_request'],
       [pro({ encoding_format: 'int8' }), 'encoding_format', 'invalid_request'],

@@ -1,13 +1,13 @@
 /**
  * The two embeddings translators beyond their golden fixtures: what native-json--cohere-embed refuses
- * at creation (spec 4.15), how it maps dimensions and shortens 768, the answers both treat as malformed
+ * at creation (spec 4.15), how it maps dimensions, shortens 768 and pads 2048, the answers both treat as malformed
  * (502, nothing charged), the quantity they report, and how upstream errors reach the client.
  */
 import { describe, expect, it } from 'vitest';
 import type { CompiledOffering } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import {
-  createNativeJsonToCohereEmbed, decodeFloat32, embedDimensions, embedTexts, encodeFloat32, shorten,
+  createNativeJsonToCohereEmbed, decodeFloat32, embedDimensions, embedTexts, encodeFloat32, pad, shorten,
 } from '../../src/translate/native-json--cohere-embed/index.js';
 import { createNativeJsonToOpenaiEmbeddings, embeddingInputCount } from '../../src/translate/native-json--openai-embeddings/index.js';
 
@@ -42,12 +42,12 @@ describe('native-json--cohere-embed', () => {
     expect(embedTexts(Array.from({ length: 96 }, () => 'x'))).toHaveLength(96);
   });
 
-  it('maps each dimension of the 4.15 table to the output_dimension that serves it; 2048 and others refused naming dimensions', () => {
-    expect([undefined, 256, 512, 768, 1024, 1536].map((d) => embedDimensions(d))).toEqual([
+  it('maps each dimension of the 4.15 table to the output_dimension that serves it (2048 from 1536); others refused naming dimensions', () => {
+    expect([undefined, 256, 512, 768, 1024, 1536, 2048].map((d) => embedDimensions(d))).toEqual([
       { requested: 1536, upstream: 1536 }, { requested: 256, upstream: 256 }, { requested: 512, upstream: 512 },
       { requested: 768, upstream: 1024 }, { requested: 1024, upstream: 1024 }, { requested: 1536, upstream: 1536 },
+      { requested: 2048, upstream: 1536 },
     ]);
-    expect(caught(() => embedDimensions(2048))).toMatchObject({ code: 'unsupported_parameter', extra: { param: 'dimensions' }, message: expect.stringMatching(/at most 1536 dimensions/) });
     for (const d of [0, 100, 3072, 1536.5, '1536']) expect(caught(() => embedDimensions(d))).toMatchObject({ code: 'invalid_request', extra: { param: 'dimensions' } });
   });
 
@@ -66,6 +66,28 @@ describe('native-json--cohere-embed', () => {
     expect(vector).toEqual(shorten(full, 768));
     expect(decodeFloat32((packed.body.data as Array<{ embedding: string }>)[0]!.embedding, 768)).toEqual(vector);
     expect(floats).toMatchObject({ usage: null, quantities: { input_tokens: 3 }, body: { usage: { prompt_tokens: 3, total_tokens: 3 } } });
+  });
+
+  it('pads a 1536 embedding to 2048 with zeros: the same dot products and norms, the same in float and base64', () => {
+    const full = unit(1536).map((v, i) => Math.fround(v * (1 + (i % 5) / 10)));
+    const other = unit(1536).map((v, i) => Math.fround(v * (i % 3 ? 1 : -1)));
+    const floats = createNativeJsonToCohereEmbed({ model: 'embed-fast', input: ['a', 'b'], dimensions: 2048 }).response(cohereAnswer({ float: [full, other] }), 'embed-fast');
+    const packed = createNativeJsonToCohereEmbed({ model: 'embed-fast', input: ['a', 'b'], dimensions: 2048, encoding_format: 'base64' })
+      .response(cohereAnswer({ base64: [encodeFloat32(full), encodeFloat32(other)] }), 'embed-fast');
+    const [a, b] = (floats.body.data as Array<{ embedding: number[] }>).map((d) => d.embedding) as [number[], number[]];
+    expect(a).toHaveLength(2048);
+    expect(a.slice(0, 1536)).toEqual(full);
+    expect(a.slice(1536)).toEqual(Array(512).fill(0));
+    const dot = (x: number[], y: number[]): number => x.reduce((s, v, i) => s + v * y[i]!, 0);
+    expect(dot(a, b)).toBe(dot(full, other));
+    expect(dot(a, a)).toBe(dot(full, full));
+    expect((packed.body.data as Array<{ embedding: string }>).map((d) => decodeFloat32(d.embedding, 2048))).toEqual([a, b]);
+    expect(pad(full, 2048)).toEqual(a);
+    // Billed as the 1536 request: the tokens Cohere bills.
+    expect(floats).toMatchObject({ usage: null, quantities: { input_tokens: 3 }, body: { usage: { prompt_tokens: 3, total_tokens: 3 } } });
+    // A 2048 request still expects 1536 values from Cohere: 2048 upstream values are malformed.
+    expect(caught(() => createNativeJsonToCohereEmbed({ model: 'embed-fast', input: ['a'], dimensions: 2048 }).response(cohereAnswer({ float: [unit(2048)] }), 'embed-fast')))
+      .toMatchObject({ code: 'upstream_error', status: 502 });
   });
 
   it('treats a wrong count, a wrong size, bad base64 or a missing billed count as a malformed answer (upstream_error)', () => {

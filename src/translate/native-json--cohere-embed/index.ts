@@ -15,8 +15,13 @@
  * and that 400 reaches the client naming `input`, nothing charged), `output_dimension` per the table
  * below. embed-v4.0 gives 256, 512, 1024 or 1536 dimensions; 768 is its 1024-dimension embedding
  * shortened to the first 768 and renormalised to unit length (embed-v4 is trained as a Matryoshka
- * model, whose prefixes are embeddings themselves, as OpenAI's `dimensions` does); 2048 is more than
- * the model produces and is refused rather than padded.
+ * model, whose prefixes are embeddings themselves, as OpenAI's `dimensions` does).
+ *
+ * 2048 is padded: spec 4.15 requires it, and embed-v4.0 tops out at 1536, so the gateway asks for
+ * 1536 and appends 512 zeros to each vector. Every dot product and cosine similarity is exactly that
+ * of the 1536-dimension embedding, and the vector stays unit length, so a 2048-wide index gets
+ * embed-v4.0's full quality; the padding adds no information (it is not a larger model's embedding).
+ * Billing is the same as for 1536: the tokens Cohere bills.
  *
  * Answer: `embeddings.float` (number arrays) or `embeddings.base64` (little-endian float32, the bytes
  * OpenAI's base64 carries) in input order, and `meta.billed_units.input_tokens`, the billed quantity
@@ -30,11 +35,16 @@ import { mapUpstreamError } from '../upstream-error.js';
 /** Dimensions spec 4.15 lets a client ask for, and the default. */
 export const EMBED_DIMENSIONS = [256, 512, 768, 1024, 1536, 2048] as const;
 export const DEFAULT_DIMENSIONS = 1536;
+/** A dimension of the spec 4.15 table. */
+export type EmbedDimension = (typeof EMBED_DIMENSIONS)[number];
 /** At most this many texts per request (spec 8; Cohere's own limit too). */
 export const MAX_TEXTS = 96;
-/** Cohere's `output_dimension` for each dimension the gateway can serve (missing: refused). */
-const UPSTREAM_DIMENSION: Readonly<Record<number, number>> = { 256: 256, 512: 512, 768: 1024, 1024: 1024, 1536: 1536 };
-const LARGEST = 1536;
+/**
+ * Cohere's `output_dimension` for each dimension of spec 4.15 (embed-v4.0 gives 256, 512, 1024, 1536):
+ * 768 is cut from 1024 and renormalised (`shorten`); 2048 is 1536 followed by 512 zeros (`pad`), because
+ * embed-v4.0 tops out at 1536: similarities equal the 1536 embedding's, unit length kept, no information added.
+ */
+const UPSTREAM_DIMENSION: Readonly<Record<EmbedDimension, number>> = { 256: 256, 512: 512, 768: 1024, 1024: 1024, 1536: 1536, 2048: 1536 };
 /** The input type every text is embedded with. */
 export const INPUT_TYPE = 'search_document';
 
@@ -70,9 +80,7 @@ export function embedDimensions(value: unknown): { requested: number; upstream: 
   if (typeof requested !== 'number' || !(EMBED_DIMENSIONS as readonly number[]).includes(requested)) {
     throw invalid('dimensions', `'dimensions' must be one of ${EMBED_DIMENSIONS.join(', ')} for this model (default ${DEFAULT_DIMENSIONS}).`);
   }
-  const upstream = UPSTREAM_DIMENSION[requested];
-  if (upstream === undefined) throw unsupported('dimensions', `this model embeds in at most ${LARGEST} dimensions; ${requested} cannot be produced`);
-  return { requested, upstream };
+  return { requested, upstream: UPSTREAM_DIMENSION[requested as EmbedDimension] };
 }
 
 /** The first `size` values of a unit vector, scaled back to unit length, as float32 values. */
@@ -80,6 +88,19 @@ export function shorten(vector: readonly number[], size: number): number[] {
   const head = vector.slice(0, size).map((v) => Math.fround(v));
   const norm = Math.sqrt(head.reduce((sum, v) => sum + v * v, 0));
   return norm === 0 ? head : head.map((v) => Math.fround(v / norm));
+}
+
+/**
+ * The vector followed by zeros up to `size` values (2048 from embed-v4.0's 1536): dot products,
+ * cosine similarities and the norm are exactly the unpadded vector's; no information is added.
+ */
+export function pad(vector: readonly number[], size: number): number[] {
+  return vector.concat(new Array<number>(Math.max(0, size - vector.length)).fill(0));
+}
+
+/** A vector of `size` values from Cohere's: the same, shortened (768) or padded (2048). */
+export function resize(vector: readonly number[], size: number): number[] {
+  return size < vector.length ? shorten(vector, size) : pad(vector, size);
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -114,19 +135,15 @@ export function createNativeJsonToCohereEmbed(clientBody: Record<string, unknown
   /** One embedding in the client's encoding, from Cohere's, checked to hold `dimension` values. */
   const embedding = (value: unknown, i: number): number[] | string => {
     if (type === 'base64') {
-      if (typeof value !== 'string') throw malformed(`embedding ${i}`);
-      if (requested === dimension) {
-        if (decodeFloat32(value, dimension) === null) throw malformed(`embedding ${i} is not ${dimension} float32 values`);
-        return value;
-      }
-      const floats = decodeFloat32(value, dimension);
+      const floats = typeof value === 'string' ? decodeFloat32(value, dimension) : null;
       if (!floats) throw malformed(`embedding ${i} is not ${dimension} float32 values`);
-      return encodeFloat32(shorten(floats, requested));
+      // Resized (768, 2048) before encoding, so the bytes are the float answer's.
+      return requested === dimension ? (value as string) : encodeFloat32(resize(floats, requested));
     }
     if (!Array.isArray(value) || value.length !== dimension || !value.every((v) => typeof v === 'number' && Number.isFinite(v))) {
       throw malformed(`embedding ${i} is not ${dimension} numbers`);
     }
-    return requested === dimension ? (value as number[]) : shorten(value as number[], requested);
+    return requested === dimension ? (value as number[]) : resize(value as number[], requested);
   };
 
   return {
