@@ -49,12 +49,15 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: native upstream r
     expect(log).toContain('Body: {"model":"rerank-v3.5","query":"capital of France","documents":["Paris","Berlin"],"top_n":1}');
   });
 
-  it('embeddings: POST /v2/embed with the vendor model, texts as documents, truncate NONE and the output dimension', async () => {
+  it('embeddings: POST /v2/embed with the vendor model, texts as documents, truncate NONE and the output dimension (768 from 1024, 2048 from 1536)', async () => {
     const logged = await upstreamOf(cohere, '/v1/embeddings', { model: 'embed-pro', input: ['hello', 'world'], dimensions: 768, encoding_format: 'base64' }, '/v2/embed');
     const log = logged.lines.join('\n');
     expect(log).toContain('authorization: Bearer co-test-not-real');
     // 768 dimensions are the 1024-dimension embedding shortened by the gateway (embed-v4.0 lists 256, 512, 1024, 1536).
     expect(log).toContain('Body: {"model":"embed-v4.0","texts":["hello","world"],"input_type":"search_document","embedding_types":["base64"],"output_dimension":1024,"truncate":"NONE"}');
+    // 2048 dimensions (spec 4.15) are the 1536-dimension embedding padded with zeros by the gateway: 1536 goes upstream.
+    const padded = (await upstreamOf(cohere, '/v1/embeddings', { model: 'embed-fast', input: 'hello', dimensions: 2048 }, '/v2/embed')).lines.join('\n');
+    expect(padded).toContain('Body: {"model":"embed-v4.0","texts":["hello"],"input_type":"search_document","embedding_types":["float"],"output_dimension":1536,"truncate":"NONE"}');
   });
 
   // Prism checks the required query parameters (api-version, to) but does not log them; their values
