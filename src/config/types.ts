@@ -80,12 +80,12 @@ export interface CompiledOperation {
   path: string;
   format: string;
   /**
-   * The body a POST sends; a translation producing another kind is refused before sending
-   * (src/upstream/client.ts). Absent means json, the manifest's default (always set by compile).
+   * The body a POST sends (the manifest's `request`, json when absent); a translation producing
+   * another kind is refused before sending (src/upstream/client.ts).
    */
-  request?: UpstreamRequestKind;
-  /** What it answers; absent means json, or binary when `binary` is set (always set by compile). */
-  answer?: UpstreamAnswerKind;
+  request: UpstreamRequestKind;
+  /** What it answers (the manifest's `answer.type`, json when absent). */
+  answer: UpstreamAnswerKind;
   /** Static query parameters (the vendor's api-version), already encoded: `?api-version=3.0`, or ''. */
   query: string;
   /** The answer is a job to poll to completion inside the request; null for a direct answer. */

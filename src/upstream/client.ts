@@ -75,7 +75,7 @@ function bodyKind(body: unknown): UpstreamRequestKind {
  * transport, so a body that cannot be sent is not mistaken for an unreachable upstream.
  */
 function payloadOf(name: string, op: CompiledOperation, body: unknown): string | FormData | RawBody {
-  const declared = op.request ?? 'json';
+  const declared = op.request;
   const produced = bodyKind(body);
   if (produced !== declared) {
     throw new GatewayError('internal_error', `The gateway's operation "${name}" declares a ${declared} request body, but its translation produced ${produced}; nothing was sent upstream.`);

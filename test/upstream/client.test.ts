@@ -28,8 +28,8 @@ function provider(): CompiledProvider {
     id: 'vendor', baseUrl: `${base}/api`, apiKey: 'secret-key', auth: { header: 'xi-api-key', prefix: '' }, simulated: false, headers: { 'x-static': 'yes' },
     timeouts: { connectMs: 1000, headersMs: 5000, idleMs: 5000 }, skills: null,
     operations: {
-      speak: { method: 'POST', path: '/v1/text-to-speech/{voice_id}', format: 'x', query: '?output_format=mp3_44100_128', poll: null, binary: null, headers: {}, features: {} },
-      remove: { method: 'DELETE', path: '/v1/files/{file_id}', format: 'x', query: '', poll: null, binary: null, headers: {}, features: {} },
+      speak: { method: 'POST', path: '/v1/text-to-speech/{voice_id}', format: 'x', request: 'json', answer: 'json', query: '?output_format=mp3_44100_128', poll: null, binary: null, headers: {}, features: {} },
+      remove: { method: 'DELETE', path: '/v1/files/{file_id}', format: 'x', request: 'json', answer: 'json', query: '', poll: null, binary: null, headers: {}, features: {} },
     },
   };
 }

@@ -26,7 +26,7 @@ function provider(): CompiledProvider {
   return {
     id: 'vendor', baseUrl: base, apiKey: 'k', auth: { header: 'x-key', prefix: '' }, simulated: false, headers: {},
     timeouts: { connectMs: 1000, headersMs: 5000, idleMs: 5000 }, skills: null,
-    operations: { start: { method: 'POST', path: '/jobs', format: 'x', query: '', poll: null, binary: null, headers: {}, features: {} } },
+    operations: { start: { method: 'POST', path: '/jobs', format: 'x', request: 'json', answer: 'json', query: '', poll: null, binary: null, headers: {}, features: {} } },
   };
 }
 
