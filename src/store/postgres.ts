@@ -23,11 +23,20 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const KEEP_IDLE_CONNECTIONS = 0;
 
 /**
- * Connections of the second pool, which runs `commit: 'async'` statements with synchronous_commit off
- * for the whole session (a setting made at connect, so a statement needs no SET of its own). The
+ * Connections of each statement pool. Named statements (`run`, the ledger's) have two pools of their
+ * own: `commit: 'async'` ones run with synchronous_commit off for the whole session, `durable` ones
+ * with the server's setting (a setting made at connect, so a statement needs no SET of its own). The
  * ledger sends at most two batches at a time (src/ledger/group-commit.ts).
  */
-const ASYNC_POOL_SIZE = 2;
+const STATEMENT_POOL_SIZE = 2;
+
+/**
+ * The statement pools' sessions never plan a sequential scan. A named statement is planned generically
+ * after its first executions and the plan kept for the connection's life; planned while holds was a
+ * few pages long, it would scan the whole table for ever after (migration 011 says the same of the
+ * ledger's functions). Every named statement reaches its rows by primary key.
+ */
+const INDEX_PLANS = '-c enable_seqscan=off';
 
 function handle(client: pg.PoolClient): Tx {
   return {
@@ -56,10 +65,11 @@ async function guarded<T>(availability: Availability | undefined, call: () => Pr
 /** Opens a pg.Pool on `databaseUrl` and checks it answers. No migrations. */
 export async function openPostgres(databaseUrl: string, opts: { max?: number; availability?: Availability } = {}): Promise<Db> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: KEEP_IDLE_CONNECTIONS });
-  const asyncPool = new pg.Pool({
-    connectionString: databaseUrl, max: ASYNC_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: KEEP_IDLE_CONNECTIONS,
-    options: '-c synchronous_commit=off',
+  const statementPool = (options: string): pg.Pool => new pg.Pool({
+    connectionString: databaseUrl, max: STATEMENT_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: KEEP_IDLE_CONNECTIONS, options,
   });
+  const durablePool = statementPool(INDEX_PLANS);
+  const asyncPool = statementPool(`${INDEX_PLANS} -c synchronous_commit=off`);
   const availability = opts.availability;
   let closed = false;
   // An idle client losing its connection must not crash the process; the next query reconnects.
@@ -67,13 +77,11 @@ export async function openPostgres(databaseUrl: string, opts: { max?: number; av
   const onIdleError = (err: Error) => {
     if (!closed) availability?.down(err);
   };
-  pool.on('error', onIdleError);
-  asyncPool.on('error', onIdleError);
+  for (const p of [pool, durablePool, asyncPool]) p.on('error', onIdleError);
   try {
     await pool.query('SELECT 1');
   } catch (err) {
-    await pool.end().catch(() => undefined);
-    await asyncPool.end().catch(() => undefined);
+    await Promise.all([pool, durablePool, asyncPool].map((p) => p.end().catch(() => undefined)));
     throw err;
   }
   return {
@@ -85,7 +93,7 @@ export async function openPostgres(databaseUrl: string, opts: { max?: number; av
       await guarded(availability, () => pool.query(sql));
     },
     run<T>(statement: Statement, values: unknown[]) {
-      const target = statement.commit === 'async' ? asyncPool : pool;
+      const target = statement.commit === 'async' ? asyncPool : durablePool;
       return guarded(availability, async () => (await target.query({ name: statement.name, text: statement.text, values })).rows as T[]);
     },
     transaction<T>(fn: (tx: Tx) => Promise<T>) {
@@ -94,7 +102,7 @@ export async function openPostgres(databaseUrl: string, opts: { max?: number; av
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([pool.end(), asyncPool.end()]);
+      await Promise.all([pool.end(), durablePool.end(), asyncPool.end()]);
     },
   };
 }
