@@ -41,8 +41,29 @@ export interface ServerDeps {
   mail?: MailTransport;
 }
 
+/** A request's route in the generation current when it arrived; null when no route matches. */
+interface RouteMatch {
+  generation: Generation;
+  found: ReturnType<Generation['match']>;
+}
+
+const MATCH = Symbol('routeMatch');
+
+/**
+ * The request's route, matched once (a body parser asks before dispatch does): the parser and the
+ * pipeline see the same generation, even when a hot reload swaps it in between.
+ */
+function matchOf(deps: ServerDeps, req: FastifyRequest): RouteMatch {
+  const carrier = req as FastifyRequest & { [MATCH]?: RouteMatch };
+  if (!carrier[MATCH]) {
+    const generation = deps.generation();
+    carrier[MATCH] = { generation, found: generation.match(req.method, req.url.split('?')[0]!) };
+  }
+  return carrier[MATCH];
+}
+
 function errorFormatFor(deps: ServerDeps, req: FastifyRequest): ClientFormat {
-  const found = deps.generation().match(req.method, req.url.split('?')[0]!);
+  const { found } = matchOf(deps, req);
   return found ? clientFormat(found.pipeline.route.manifest.format) : DEFAULT_CLIENT_FORMAT;
 }
 
@@ -59,8 +80,7 @@ function unsupportedMediaType(): Error {
 }
 
 async function dispatch(deps: ServerDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const generation = deps.generation();
-  const found = generation.match(req.method, req.url.split('?')[0]!);
+  const { generation, found } = matchOf(deps, req);
   if (!found) {
     const error = new GatewayError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`);
     await reply.code(404).send(DEFAULT_CLIENT_FORMAT.errorBody(error));
@@ -94,7 +114,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (body === '') { done(null, undefined); return; }
     parseJson(req, body as string, (error, parsed) => {
       // A raw body route refuses the type itself, naming the types it takes, rather than "not valid JSON".
-      if (error && deps.generation().match(req.method, req.url.split('?')[0]!)?.pipeline.route.raw) { done(null, undefined); return; }
+      if (error && matchOf(deps, req).found?.pipeline.route.raw) { done(null, undefined); return; }
       done(error, parsed);
     });
   });
@@ -102,14 +122,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // (src/pipeline/bodies/multipart.ts); a raw body route gets the stream too, and names the types it
   // takes (src/pipeline/bodies/raw.ts); any other route refuses it as it refuses every non-JSON type.
   app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
-    const route = deps.generation().match(req.method, req.url.split('?')[0]!)?.pipeline.route;
+    const route = matchOf(deps, req).found?.pipeline.route;
     if (route?.multipart || route?.raw) { done(null, payload); return; }
     done(unsupportedMediaType(), undefined);
   });
   // Any other type (or none) is a raw body route's bytes, read as a stream under its own bound and
   // checked against its allow-list by the validate stage; every other route refuses it.
   app.addContentTypeParser('*', (req, payload, done) => {
-    if (deps.generation().match(req.method, req.url.split('?')[0]!)?.pipeline.route.raw) { done(null, payload); return; }
+    if (matchOf(deps, req).found?.pipeline.route.raw) { done(null, payload); return; }
     done(unsupportedMediaType(), undefined);
   });
   const openapi = await readFile(deps.openapiFile, 'utf8');
