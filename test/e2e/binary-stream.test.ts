@@ -11,7 +11,9 @@
  *  - a client that leaves mid-body pays the price fixed at the headers (the rule in binary-stream.ts);
  *  - document translation streams too (its quantity is an upstream header), and the same route with a
  *    quantity only the whole answer gives is buffered: a cut is then a plain 502;
- *  - a streamed answer past the operation's max_bytes is refused, nothing charged.
+ *  - a streamed answer past the operation's max_bytes is refused, nothing charged;
+ *  - a settle that fails once bytes went out cuts the client's connection (its body breaks off, never
+ *    a whole file with an error appended), charges nothing, and leaves the hold to the sweeper.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { silentMp3 } from '../../src/sim/elevenlabs.js';
@@ -156,6 +158,34 @@ describeStore(`binary answers streamed through (${storeKind})`, () => {
     const after = await ledgerOf(t, account.id);
     expect(after.rows).toEqual([{ kind: 'documents-translate', unit: 'character', quantity: 41n, amount: 615_000n, model: 'document-translation' }]);
     expect(after.account).toMatchObject({ balanceNano: BALANCE - 615_000n, heldNano: 0n, openHolds: 0 });
+  });
+
+  it('cuts the client off when the settle fails after bytes went out: no whole file, nothing charged, the hold left to the sweeper', async () => {
+    const account = await t.account('1');
+    await t.fault({ hold_last_chunk: true, times: 1 }, 'eleven_multilingual_v2');
+    const ledger = t.gw.runtime.ledger;
+    const settle = ledger.settle.bind(ledger);
+    // The store refuses this one settle (a failure settles are not retried through).
+    ledger.settle = () => Promise.reject(new Error('the store refused the settle'));
+    try {
+      const res = await speech(t, account.key);
+      expect(res.status).toBe(200);
+      const holdId = res.headers.get('x-request-id')!;
+      const reader = res.body!.getReader();
+      await firstBytes(reader);
+      expect(await release(t)).toBe(1);
+      await expect(rest(reader)).rejects.toThrow();
+      await idle(t);
+      expect((await ledger.listUsage(account.id)).data).toEqual([]);
+      expect(await ledger.getAccount(account.id)).toMatchObject({ balanceNano: BALANCE - SPEECH_NANO, heldNano: SPEECH_NANO, openHolds: 1 });
+      // The sweeper gives the hold back once it expires (brought forward here).
+      expect(await ledger.extendHold(holdId, 1)).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(await ledger.sweepExpiredHolds()).toBe(1);
+      await expectUntouched(t, account, BALANCE);
+    } finally {
+      ledger.settle = settle;
+    }
   });
 });
 
