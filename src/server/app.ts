@@ -49,17 +49,26 @@ interface RouteMatch {
 
 const MATCH = Symbol('routeMatch');
 
+type Carrier = FastifyRequest & { [MATCH]?: RouteMatch };
+
+function matchNow(deps: ServerDeps, req: FastifyRequest): RouteMatch {
+  const generation = deps.generation();
+  return { generation, found: generation.match(req.method, req.url.split('?')[0]!) };
+}
+
 /**
- * The request's route, matched once (a body parser asks before dispatch does): the parser and the
- * pipeline see the same generation, even when a hot reload swaps it in between.
+ * The request's route as a body parser sees it, kept on the request so that dispatch runs the same
+ * route in the same generation, even when a hot reload swaps it in between. (A JSON body that parses
+ * asks nothing, so the usual request carries no extra property.)
  */
+function rememberMatch(deps: ServerDeps, req: FastifyRequest): RouteMatch {
+  const carrier = req as Carrier;
+  return (carrier[MATCH] ??= matchNow(deps, req));
+}
+
+/** The request's route: the one a body parser saw, else matched now. */
 function matchOf(deps: ServerDeps, req: FastifyRequest): RouteMatch {
-  const carrier = req as FastifyRequest & { [MATCH]?: RouteMatch };
-  if (!carrier[MATCH]) {
-    const generation = deps.generation();
-    carrier[MATCH] = { generation, found: generation.match(req.method, req.url.split('?')[0]!) };
-  }
-  return carrier[MATCH];
+  return (req as Carrier)[MATCH] ?? matchNow(deps, req);
 }
 
 function errorFormatFor(deps: ServerDeps, req: FastifyRequest): ClientFormat {
@@ -114,7 +123,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (body === '') { done(null, undefined); return; }
     parseJson(req, body as string, (error, parsed) => {
       // A raw body route refuses the type itself, naming the types it takes, rather than "not valid JSON".
-      if (error && matchOf(deps, req).found?.pipeline.route.raw) { done(null, undefined); return; }
+      if (error && rememberMatch(deps, req).found?.pipeline.route.raw) { done(null, undefined); return; }
       done(error, parsed);
     });
   });
@@ -122,14 +131,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // (src/pipeline/bodies/multipart.ts); a raw body route gets the stream too, and names the types it
   // takes (src/pipeline/bodies/raw.ts); any other route refuses it as it refuses every non-JSON type.
   app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
-    const route = matchOf(deps, req).found?.pipeline.route;
+    const route = rememberMatch(deps, req).found?.pipeline.route;
     if (route?.multipart || route?.raw) { done(null, payload); return; }
     done(unsupportedMediaType(), undefined);
   });
   // Any other type (or none) is a raw body route's bytes, read as a stream under its own bound and
   // checked against its allow-list by the validate stage; every other route refuses it.
   app.addContentTypeParser('*', (req, payload, done) => {
-    if (matchOf(deps, req).found?.pipeline.route.raw) { done(null, payload); return; }
+    if (rememberMatch(deps, req).found?.pipeline.route.raw) { done(null, payload); return; }
     done(unsupportedMediaType(), undefined);
   });
   const openapi = await readFile(deps.openapiFile, 'utf8');
