@@ -116,13 +116,18 @@ describeStore(`embeddings (${storeKind})`, () => {
         expect(a.json.data[0].embedding).toHaveLength(dimensions);
         expect((await lastUpstream()).body.output_dimension).toBe(dimensions);
       }
+      /** The embedding at `dimensions` in `encoding_format`, checked to be asked upstream at `upstream`. */
+      const resized = async (dimensions: number, upstream: number, encoding_format: 'float' | 'base64'): Promise<number[]> => {
+        const a = await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions, encoding_format });
+        expect(a.status, JSON.stringify(a.json)).toBe(200);
+        expect((await lastUpstream()).body.output_dimension).toBe(upstream);
+        const vector = encoding_format === 'base64' ? decode(a.json.data[0].embedding) : a.json.data[0].embedding as number[];
+        expect(vector).toHaveLength(dimensions);
+        return vector;
+      };
       const full = (await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions: 1024 })).json.data[0].embedding as number[];
       for (const encoding_format of ['float', 'base64'] as const) {
-        const a = await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions: 768, encoding_format });
-        expect(a.status, JSON.stringify(a.json)).toBe(200);
-        expect((await lastUpstream()).body.output_dimension).toBe(1024);
-        const vector = encoding_format === 'base64' ? decode(a.json.data[0].embedding) : a.json.data[0].embedding as number[];
-        expect(vector).toHaveLength(768);
+        const vector = await resized(768, 1024, encoding_format);
         expect(Math.abs(norm(vector) - 1)).toBeLessThan(1e-6);
         const head = full.slice(0, 768);
         vector.forEach((v, i) => expect(Math.abs(v - head[i]! / norm(head))).toBeLessThan(1e-7));
@@ -130,11 +135,7 @@ describeStore(`embeddings (${storeKind})`, () => {
       // 2048: embed-v4.0 tops out at 1536, so the 1536 embedding followed by 512 zeros (same similarities, unit length).
       const native = (await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions: 1536 })).json.data[0].embedding as number[];
       for (const encoding_format of ['float', 'base64'] as const) {
-        const a = await embed(account.key, { model: 'embed-pro', input: 'hello world', dimensions: 2048, encoding_format });
-        expect(a.status, JSON.stringify(a.json)).toBe(200);
-        expect((await lastUpstream()).body.output_dimension).toBe(1536);
-        const vector = encoding_format === 'base64' ? decode(a.json.data[0].embedding) : a.json.data[0].embedding as number[];
-        expect(vector).toHaveLength(2048);
+        const vector = await resized(2048, 1536, encoding_format);
         expect(vector.slice(0, 1536)).toEqual(native);
         expect(vector.slice(1536)).toEqual(Array(512).fill(0));
       }
