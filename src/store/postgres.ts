@@ -20,7 +20,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * stalls, the whole p99 at 100 req/s (bench/RESULTS.md). The pools still open connections on demand,
  * up to their size.
  */
-const KEEP_IDLE_CONNECTIONS = 0;
+const IDLE_TIMEOUT_NEVER = 0; // pg: an idleTimeoutMillis of 0 turns the timeout off
 
 /**
  * Connections of each statement pool. Named statements (`run`, the ledger's) have two pools of their
@@ -64,9 +64,9 @@ async function guarded<T>(availability: Availability | undefined, call: () => Pr
 
 /** Opens a pg.Pool on `databaseUrl` and checks it answers. No migrations. */
 export async function openPostgres(databaseUrl: string, opts: { max?: number; availability?: Availability } = {}): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: KEEP_IDLE_CONNECTIONS });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: IDLE_TIMEOUT_NEVER });
   const statementPool = (options: string): pg.Pool => new pg.Pool({
-    connectionString: databaseUrl, max: STATEMENT_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: KEEP_IDLE_CONNECTIONS, options,
+    connectionString: databaseUrl, max: STATEMENT_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: IDLE_TIMEOUT_NEVER, options,
   });
   const durablePool = statementPool(INDEX_PLANS);
   const asyncPool = statementPool(`${INDEX_PLANS} -c synchronous_commit=off`);
