@@ -18,6 +18,7 @@ import { TempFiles } from './files/temp-files.js';
 import { Outputs } from './files/outputs.js';
 import type { Resolver } from './upstream/fetch/index.js';
 import { pollVideoJobs } from './videos/poller.js';
+import { anyVideoJobDue } from './videos/records.js';
 import { VideoJobs } from './videos/service.js';
 import { MediaOperations } from './pipeline/operation-ids.js';
 import { MessageFiles } from './files/message-files.js';
@@ -154,13 +155,16 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const address = app.server.address();
   const url = `http://${gateway.settings.host}:${typeof address === 'object' && address ? address.port : gateway.settings.port}`;
 
-  jobs.add({ name: 'hold-sweeper', schedule: cronEvery(gateway.settings.sweepIntervalMs), run: async () => ({ released: await ledger.sweepExpiredHolds() }) });
+  jobs.add({
+    name: 'hold-sweeper', schedule: cronEvery(gateway.settings.sweepIntervalMs),
+    due: () => ledger.hasExpiredHolds(), run: async () => ({ released: await ledger.sweepExpiredHolds() }),
+  });
   jobs.add({ name: 'files-cleanup', schedule: gateway.settings.files.cleanupSchedule, run: async () => ({
     ...await cleanupTempFiles(db, files.blobs, clock, gateway.settings.files.uploadUrlTtlMs),
     ...await files.messages?.cleanup(gateway.providers),
     console_records_purged: await purgeExpired(db, clock.now()),
   }) });
-  jobs.add({ name: 'video-jobs', schedule: gateway.settings.videoJobs.pollSchedule, run: async () => ({
+  jobs.add({ name: 'video-jobs', schedule: gateway.settings.videoJobs.pollSchedule, due: () => anyVideoJobDue(db, clock.now()), run: async () => ({
     ...await pollVideoJobs({ ...videoDeps, ledger, upstream: runtime.upstream, gateway: () => gateway }),
   }) });
   await jobs.runNow('hold-sweeper');

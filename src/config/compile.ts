@@ -15,6 +15,7 @@ import { attachMeters, compileMeters } from '../meters/index.js';
 import { manifestPointer } from '../meters/pointer.js';
 import { checkFileInputs, checkInputFields, checkMeters, checkPathParams, checkRawBody, checkStreamingAnswers, checkTranslators, chooseDefaultModels } from './checks.js';
 import { ManifestError } from './errors.js';
+import { scheduleError } from '../jobs/scheduler.js';
 import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
 import { compileOfferings, compileProvider, needsSimulator, envLocation } from './providers.js';
@@ -54,12 +55,19 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     simulatorPort: intFromEnv(env, 'SIM_PORT', c.simulator?.port ?? 0),
     limits: limitsOf(c.limits),
     limiterPolicy: c.limits?.on_backend_error ?? 'fail_closed',
-    files: filesOf(c.files),
+    files: filesOf(c.files, checkedSchedule(raw, '/files/cleanup_schedule', c.files?.cleanup_schedule ?? '0 0 * * * *')),
     urlInputs: { allowHosts: c.url_inputs?.allow_hosts ?? [] },
     operationIds: { required: c.operation_ids?.required ?? false },
-    videoJobs: { pollSchedule: c.video_jobs?.poll_schedule ?? '*/5 * * * * *', deadlineMs: (c.video_jobs?.deadline_seconds ?? 3600) * 1000 },
+    videoJobs: { pollSchedule: checkedSchedule(raw, '/video_jobs/poll_schedule', c.video_jobs?.poll_schedule ?? '*/5 * * * * *'), deadlineMs: (c.video_jobs?.deadline_seconds ?? 3600) * 1000 },
     console: consoleOf(c.console, env),
   };
+}
+
+/** A job's schedule, refused at load (not when the job is first scheduled, after the server listens). */
+function checkedSchedule(raw: RawGateway, pointer: string, schedule: string): string {
+  const error = scheduleError(schedule);
+  if (error) throw new ManifestError(raw.configFile, pointer, `not a cron schedule (5 fields, or 6 with seconds first): ${error}`);
+  return schedule;
 }
 
 /** `console:` with its defaults (issue 13): no opening balance, links for a day, sessions for a week. */
@@ -74,8 +82,8 @@ function consoleOf(raw: RawGateway['config']['console'], env: NodeJS.ProcessEnv)
   };
 }
 
-/** `files:` with the defaults of spec 8 (lifetimes) and no purposes unless declared. */
-function filesOf(raw: RawGateway['config']['files']): FilesSettings {
+/** `files:` with the defaults of spec 8 (lifetimes) and no purposes unless declared; the cleanup schedule checked. */
+function filesOf(raw: RawGateway['config']['files'], cleanupSchedule: string): FilesSettings {
   const purposes = new Map(Object.entries(raw?.purposes ?? {}).map(([name, p]) => [name, { maxBytes: p.max_bytes, contentTypes: new Set(p.content_types) }]));
   return {
     pendingTtlMs: (raw?.pending_ttl_seconds ?? 7200) * 1000,
@@ -83,7 +91,7 @@ function filesOf(raw: RawGateway['config']['files']): FilesSettings {
     uploadUrlTtlMs: (raw?.upload_url_ttl_seconds ?? 600) * 1000,
     readUrlTtlMs: (raw?.read_url_ttl_seconds ?? 300) * 1000,
     outputTtlMs: (raw?.output_ttl_seconds ?? 86_400) * 1000,
-    cleanupSchedule: raw?.cleanup_schedule ?? '0 0 * * * *',
+    cleanupSchedule,
     purposes,
     messages: {
       maxFileBytes: raw?.messages?.max_file_bytes ?? 20 * 1024 * 1024,

@@ -1,8 +1,12 @@
 /**
  * Named background jobs on cron schedules, each run on one replica at a time (exclusive.ts), and
  * runnable at once by name (`POST /admin/jobs/{name}/run`), which answers what the run did.
+ *
+ * Schedules run on croner (no dependencies, about 40 µs to find the next time): the `cron` package
+ * it replaces spent about 0.7 ms of the event loop on each tick's next time (luxon), a stall every
+ * request in flight waited behind, every 5 s (issue 8, Latency: the p99 at 100 req/s).
  */
-import { CronJob } from 'cron';
+import { Cron } from 'croner';
 import type { Db } from '../store/types.js';
 import { runExclusive } from './exclusive.js';
 
@@ -11,6 +15,12 @@ export interface JobSpec {
   name: string;
   schedule: string;
   run: () => Promise<Record<string, unknown>>;
+  /**
+   * A cheap read-only check whether a run would find anything to do. A scheduled tick that it answers
+   * false for skips the run, its transaction and its lock (a video-jobs tick every 5 s with no video
+   * job is then one indexed read). `runNow` does not ask: the admin API always runs the job.
+   */
+  due?: () => Promise<boolean>;
 }
 
 /** What `runNow` answers: the job's own report, or `ran: false` when another replica held it. */
@@ -20,32 +30,51 @@ export interface JobRun {
   result: Record<string, unknown> | null;
 }
 
+/** The reason a schedule is refused, or null when croner accepts it (5 or 6 fields, seconds first). */
+export function scheduleError(schedule: string): string | null {
+  try {
+    new Cron(schedule, { paused: true }).stop();
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 /** The jobs of one gateway process. */
 export class Jobs {
   private readonly specs = new Map<string, JobSpec>();
-  private readonly crons: CronJob[] = [];
+  private readonly crons: Cron[] = [];
 
   constructor(private readonly db: Db, private readonly log: (message: string, fields: Record<string, unknown>) => void) {}
 
-  /** Schedules `spec`; its ticks run exclusively and log their report when it did anything. */
+  /** Schedules `spec`; a tick never overlaps the job's previous run (croner's `protect`). */
   add(spec: JobSpec): void {
     this.specs.set(spec.name, spec);
-    this.crons.push(CronJob.from({
-      cronTime: spec.schedule, start: true,
-      onTick: async () => {
-        try {
-          const done = await this.runNow(spec.name);
-          if (done?.ran && Object.values(done.result ?? {}).some((v) => v !== 0)) this.log(`job ${spec.name} ran`, done.result ?? {});
-        } catch (error) {
-          this.log(`job ${spec.name} failed`, { error: error instanceof Error ? error.message : String(error) });
-        }
-      },
-    }));
+    this.crons.push(new Cron(spec.schedule, { protect: true }, async () => { await this.tick(spec.name); }));
   }
 
   /** The names of the registered jobs. */
   names(): string[] {
     return [...this.specs.keys()];
+  }
+
+  /**
+   * What a scheduled tick does: nothing when the job's `due` check answers false; otherwise an
+   * exclusive run, logged when its report has a non-zero figure. Never throws: a failure is logged.
+   * Resolves to the run, or null when nothing was due.
+   */
+  async tick(name: string): Promise<JobRun | null> {
+    const spec = this.specs.get(name);
+    if (!spec) return null;
+    try {
+      if (spec.due && !(await spec.due())) return null;
+      const done = await this.runNow(name);
+      if (done?.ran && Object.values(done.result ?? {}).some((v) => v !== 0)) this.log(`job ${name} ran`, done.result ?? {});
+      return done ?? null;
+    } catch (error) {
+      this.log(`job ${name} failed`, { error: error instanceof Error ? error.message : String(error) });
+      return null;
+    }
   }
 
   /** Runs a job now (exclusively); undefined for an unknown name. */
@@ -58,6 +87,6 @@ export class Jobs {
 
   /** Stops every schedule (runs in progress finish). */
   async stop(): Promise<void> {
-    await Promise.all(this.crons.map((c) => c.stop()));
+    for (const cron of this.crons) cron.stop();
   }
 }

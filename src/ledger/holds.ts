@@ -141,6 +141,12 @@ export class Holds {
     await this.batches.submit({ kind: 'release', holdId });
   }
 
+  /** Whether any open hold has expired (the sweeper's cheap check before it takes its lock). */
+  async anyExpired(): Promise<boolean> {
+    const [row] = await this.db.query<{ due: boolean }>('SELECT EXISTS (SELECT 1 FROM holds WHERE closed_at IS NULL AND expires_at < now()) AS due');
+    return row?.due === true;
+  }
+
   /** Expires due holds in batches; a hold extended after it was picked is left open. Returns how many. */
   async sweepExpired(batch = 1000): Promise<number> {
     let total = 0;

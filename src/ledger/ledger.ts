@@ -177,6 +177,11 @@ export class Ledger {
     return this.holds.sweepExpired();
   }
 
+  /** Whether the sweeper would find an expired open hold now. */
+  hasExpiredHolds(): Promise<boolean> {
+    return this.holds.anyExpired();
+  }
+
   /** Newest first; `after` is the `next` of the previous page; limit default 50, max 500; `keyId` keeps one key's rows. */
   listUsage(accountId: string, opts: { limit?: number; after?: string; keyId?: string } = {}): Promise<{ data: UsageRow[]; next: string | null }> {
     return usage.listUsage(this.db, accountId, opts);

@@ -83,6 +83,13 @@ export async function dueVideoJobs(db: Queryable, now: Date, limit: number): Pro
   return rows.map(toJob);
 }
 
+/** Whether any live job is due to be polled at `now` (the poller's cheap check before it takes its lock). */
+export async function anyVideoJobDue(db: Queryable, now: Date): Promise<boolean> {
+  const [row] = await db.query<{ due: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM video_jobs WHERE state IN ('queued', 'in_progress') AND next_poll_at <= $1) AS due`, [now]);
+  return row?.due === true;
+}
+
 /** A running job's new status and its next poll. */
 export async function markRunning(db: Queryable, id: string, state: 'queued' | 'in_progress', progress: number, nextPollAt: Date): Promise<void> {
   await db.query(

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { SIM_VIDEO_READY_MS } from '../../src/sim/openai-videos.js';
+import { anyVideoJobDue } from '../../src/videos/records.js';
 import { describeStore, storeKind } from '../helpers/db.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/images.js';
@@ -56,8 +57,13 @@ describeStore(`video jobs (${storeKind})`, () => {
     expect(started.headers.get('x-gateway-cost-usd')).toBe('0');
     // The job owns the hold: 8 s at $0.10 reserved, nothing charged yet.
     expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ heldNano: 8n * NANO_PER_SECOND, openHolds: 1 });
+    // The poller's tick reads this first (skipping its transaction and lock): due at its first poll, not before.
+    const later = (ms: number) => new Date(clock.now().getTime() + ms);
+    expect(await anyVideoJobDue(t.gw.db, clock.now())).toBe(false);
+    expect(await anyVideoJobDue(t.gw.db, later(FIRST_POLL_MS))).toBe(true);
 
     const done = await finish(account.key, started.json.id);
+    expect(await anyVideoJobDue(t.gw.db, later(3_600_000))).toBe(false);
     expect(done.json).toMatchObject({ status: 'completed', progress: 100, usage: { seconds: 8, cost_usd: '0.8' } });
     expect(done.headers.get('x-gateway-cost-usd')).toBe('0.8');
     expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 8n * NANO_PER_SECOND, heldNano: 0n, openHolds: 0 });

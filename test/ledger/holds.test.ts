@@ -118,9 +118,12 @@ describeStore(`holds (${storeKind})`, () => {
     await ledger.reserve({ holdId: short, accountId: id, amountNano: 10n * X, ttlMs: 1 });
     await ledger.reserve({ holdId: long, accountId: id, amountNano: 20n * X, ttlMs: 600_000 });
     await sleep(20);
+    // The sweeper's tick reads this first and skips its transaction and lock when it is false.
+    expect(await ledger.hasExpiredHolds()).toBe(true);
     expect(await ledger.sweepExpiredHolds()).toBeGreaterThanOrEqual(1);
     expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 80n * X, heldNano: 20n * X, openHolds: 1 });
     expect(await ledger.sweepExpiredHolds()).toBe(0);
+    expect(await ledger.hasExpiredHolds()).toBe(false);
     await ledger.settle({ holdId: short, accountId: id, rows: [row(4n * X)] });
     await ledger.settle({ holdId: short, accountId: id, rows: [row(4n * X)] });
     expect(await ledger.getAccount(id)).toMatchObject({ balanceNano: 76n * X, heldNano: 20n * X });
