@@ -144,6 +144,9 @@ export class UpstreamClient {
     // undici checks headersTimeout on a coarse (1 s) clock; the manifest's headers_ms is enforced here exactly.
     const controller = new Cancellation();
     const forward = (): void => controller.abort(signal.reason);
+    // The caller's signal outlives this call (a job polled many times inside one request): the listener
+    // goes once the answer's body closes (ended, or destroyed), or at once when the call fails.
+    const unforward = (): void => signal.removeEventListener('abort', forward);
     if (signal.aborted) forward(); else signal.addEventListener('abort', forward, { once: true });
     const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), provider.timeouts.headersMs);
     try {
@@ -154,8 +157,10 @@ export class UpstreamClient {
         headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...authHeaders(provider) },
         body: payload instanceof RawBody ? payload.data : payload,
       });
+      response.body.once('close', unforward);
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     } catch (error) {
+      unforward();
       throw transportError(controller.aborted && !signal.aborted ? controller.reason : error);
     } finally {
       clearTimeout(timer);

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompiledProvider } from '../../src/config/types.js';
+import type { CancelSignal } from '../../src/cancel.js';
 import { UpstreamClient } from '../../src/upstream/client.js';
 
 let server: http.Server;
@@ -22,6 +23,16 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => { await new Promise((ok) => server.close(ok)); });
+
+/** A caller's signal that never aborts and counts the listeners on it. */
+class CountingSignal implements CancelSignal {
+  readonly aborted = false;
+  readonly reason = undefined;
+  readonly listeners = new Set<() => void>();
+  added = 0;
+  addEventListener(_type: 'abort', listener: () => void): void { this.listeners.add(listener); this.added += 1; }
+  removeEventListener(_type: 'abort', listener: () => void): void { this.listeners.delete(listener); }
+}
 
 function provider(): CompiledProvider {
   return {
@@ -61,6 +72,24 @@ describe('UpstreamClient', () => {
     expect(bodies.at(-1)).toContain('name="model_id"');
     expect(bodies.at(-1)).toContain('filename="a.wav"');
     expect(bodies.at(-1)).toContain('RIFF0000WAVE');
+    await client.close();
+  });
+
+  it('takes its abort listener off the caller\'s signal once the answer\'s body closes, or the call fails', async () => {
+    // One request's signal serves every call it makes (a job polled many times): none may stay on it.
+    const signal = new CountingSignal();
+    const client = new UpstreamClient();
+    for (let i = 0; i < 20; i++) {
+      const res = await client.send(provider(), 'remove', null, signal, { pathParams: { file_id: `f${i}` } });
+      expect(signal.listeners.size).toBe(1); // while the body is open, an abort still reaches it
+      await (i % 2 === 0 ? res.body.dump() : res.body.text());
+      await new Promise((r) => setImmediate(r)); // a stream's 'close' follows its end by a tick
+      expect(signal.listeners.size).toBe(0);
+    }
+    const refused = { ...provider(), baseUrl: 'http://127.0.0.1:1/api' };
+    await expect(client.send(refused, 'remove', null, signal, { pathParams: { file_id: 'x' } })).rejects.toThrow();
+    expect(signal.listeners.size).toBe(0);
+    expect(signal.added).toBe(21);
     await client.close();
   });
 
