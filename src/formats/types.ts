@@ -18,6 +18,8 @@ export interface ClientFormat {
 export interface TokenReader {
   /** Tokenizer estimate of the request's input tokens (reservation, and billing when usage is missing). */
   estimateInputTokens(body: Record<string, unknown>): number;
+  /** The field the input is sent in (`messages`, `input`), named as the `param` of a request too large for any token limit. */
+  readonly inputParam: string | null;
   /** The output cap the client asked for, or null. */
   requestedMaxOutput(body: Record<string, unknown>): number | null;
   /** The client's own name for its output cap in this body (in errors' `param` and messages). */

@@ -6,6 +6,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Caller } from '../pipeline/auth-cache.js';
+import type { Demand } from '../meters/types.js';
 import type { LimitKind, LimitScope, Limits, Limiter, Ticket } from './types.js';
 
 /** The scopes a caller's request counts against. */
@@ -16,19 +17,20 @@ export function scopesOf(caller: Caller, defaults: Limits): LimitScope[] {
 }
 
 /**
- * Admits the request or throws the 429 (or 400). `tokens` is what the token bucket takes (the meter's
- * demand in limiter units; 0 on free routes and for meters the limiter does not count); `inputTokens`,
- * the part of it the request itself carries: more than a scope's limit is a 400. That 400 names no
- * `param`: the demand does not say which input it was estimated from (`messages`, `input`, `text`).
+ * Admits the request or throws the 429 (or 400). The demand's `limiterUnits` is what the token bucket
+ * takes (0 on free routes and for meters the limiter does not count); its floor, the part the request
+ * itself carries: more than a scope's limit is a 400 naming the field it was counted from.
  */
-export async function admit(limiter: Limiter, scopes: LimitScope[], tokens: number, inputTokens: number, onReject: (scope: LimitScope['scope'], limit: LimitKind) => void): Promise<Ticket> {
+export async function admit(limiter: Limiter, scopes: LimitScope[], demand: Demand, onReject: (scope: LimitScope['scope'], limit: LimitKind) => void): Promise<Ticket> {
+  const inputTokens = demand.limiterFloor;
   for (const s of scopes) {
     const tpm = s.limits.tokens_per_minute;
     if (tpm && inputTokens > tpm) {
-      throw new GatewayError('invalid_request', `This request needs about ${inputTokens} input tokens, more than the ${s.scope}'s limit of ${tpm} tokens per minute; it can never be admitted. Shorten it.`);
+      const what = demand.floorParam ? `\`${demand.floorParam}\`` : 'the input';
+      throw new GatewayError('invalid_request', `This request needs about ${inputTokens} input tokens, more than the ${s.scope}'s limit of ${tpm} tokens per minute; it can never be admitted. Shorten ${what}.`, { param: demand.floorParam });
     }
   }
-  const admission = await limiter.admit(scopes, tokens);
+  const admission = await limiter.admit(scopes, demand.limiterUnits);
   if (admission.ok) return admission.ticket;
   onReject(admission.scope, admission.limit);
   const ms = Math.max(1, admission.retryAfterMs);

@@ -9,8 +9,8 @@ import type { CompiledRoute } from '../config/types.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { QuantitySource, RouteManifest } from '../generated/manifest-types.js';
 import { quantityMeter } from './quantity-meter.js';
-import { compileSource, readScaled, readsRequestOnly } from './sources.js';
-import { NO_TOKEN_SIZING, tokenMeter } from './token-meter.js';
+import { compileSource, inputField, readScaled, readsRequestOnly } from './sources.js';
+import { NO_TOKEN_SIZING, tokenMeter, type InputEstimate } from './token-meter.js';
 import { fileFacts } from '../pipeline/file-probes.js';
 import { CounterInputError } from './counters/index.js';
 import { GatewayError } from '../errors.js';
@@ -57,11 +57,14 @@ export function compileMeters(manifest: RouteManifest, format: ClientFormat, fil
       if (spec.reserve) {
         const reserve = compileSource(spec.reserve, file, `${at}/reserve`);
         if (!readsRequestOnly(reserve)) throw new ManifestError(file, `${at}/reserve`, 'a reserve must read the request (an estimate, a cap or a constant)');
-        const estimate = (ctx: RequestContext): number => {
-          try { return Math.ceil(readScaled(reserve, { request: ctx.body, files: fileFacts(ctx), answer: null })); } catch (error) {
-            if (error instanceof CounterInputError) throw new GatewayError('invalid_request', `The request cannot be metered: ${error.problem}.`);
-            throw error;
-          }
+        const estimate: InputEstimate = {
+          param: inputField(reserve),
+          tokens: (ctx) => {
+            try { return Math.ceil(readScaled(reserve, { request: ctx.body, files: fileFacts(ctx), answer: null })); } catch (error) {
+              if (error instanceof CounterInputError) throw new GatewayError('invalid_request', `The request cannot be metered: ${error.problem}.`);
+              throw error;
+            }
+          },
         };
         meters.set(unit, tokenMeter(format.tokens ?? NO_TOKEN_SIZING, estimate, spec.headers?.cost, outputTimes(spec.output_times, file, at)));
         continue;

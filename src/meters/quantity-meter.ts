@@ -13,7 +13,7 @@ import { divideRounded, formatUsd } from '../money.js';
 import type { RequestContext } from '../pipeline/context.js';
 import { fileFacts } from '../pipeline/file-probes.js';
 import { CounterInputError } from './counters/index.js';
-import { MissingQuantityError, readScaled, readsRequestOnly, type ScaledSource, type SourceInputs } from './sources.js';
+import { inputField, MissingQuantityError, readScaled, readsRequestOnly, type ScaledSource, type SourceInputs } from './sources.js';
 import type { Bill, Meter, MeterMetrics, Quote } from './types.js';
 
 /** How a fractional quantity becomes a whole one. */
@@ -85,15 +85,16 @@ export function knownAtHeaders(source: ScaledSource): boolean {
 /** A meter billing one quantity of `spec.unit` per request. */
 export function quantityMeter(spec: QuantitySpec): Meter {
   const k = spec.stepsPerUnit ?? 1n;
+  const floorParam = inputField(spec.reserve);
   return {
     unit: spec.unit,
     knownAtHeaders: knownAtHeaders(spec.source),
     check: () => undefined,
     // Input tokens metered as a quantity (embeddings) count against the token rate limit like chat's.
     demand: (ctx) => {
-      if (spec.unit !== 'token') return { limiterUnits: 0, limiterFloor: 0 };
+      if (spec.unit !== 'token') return { limiterUnits: 0, limiterFloor: 0, floorParam: null };
       const tokens = Number(read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round));
-      return { limiterUnits: tokens, limiterFloor: tokens };
+      return { limiterUnits: tokens, limiterFloor: tokens, floorParam };
     },
 
     quote(ctx: RequestContext, demand): Quote {

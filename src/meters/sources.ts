@@ -98,6 +98,17 @@ export function readsRequestOnly(source: ScaledSource, opts: { headers?: boolean
   return source.kind === 'counter' && source.of.every((o) => o.in !== 'response');
 }
 
+/**
+ * The request field (or file part) a source reads first, for an error's `param`: a request pointer's
+ * first step, or a counter's first input; null for a constant or a figure from the answer.
+ */
+export function inputField(source: ScaledSource): string | null {
+  const own = source.kind === 'request' ? source.pointer[0]
+    : source.kind === 'counter' ? source.of.find((o) => o.in !== 'response')?.pointer[0]
+      : undefined;
+  return own ?? (source.plus ? inputField(source.plus) : null);
+}
+
 /** Why a quantity could not be read (the answer lacked it): the caller decides the status. */
 export class MissingQuantityError extends Error {}
 

@@ -87,15 +87,21 @@ function toolCap(tools: Record<string, number>, offering: CompiledOffering): big
  * (e.g. audio tokens from the measured duration, spec 4.8): no output cap, no tools.
  */
 export const NO_TOKEN_SIZING: TokenReader = {
-  estimateInputTokens: () => 0, requestedMaxOutput: () => null, maxOutputParam: () => 'max_output_tokens', billableTools: () => ({}),
+  estimateInputTokens: () => 0, inputParam: null, requestedMaxOutput: () => null, maxOutputParam: () => 'max_output_tokens', billableTools: () => ({}),
 };
+
+/** A route's declared input estimate (its `reserve`): the tokens it reads from the request, and the field it reads them from. */
+export interface InputEstimate {
+  tokens(ctx: RequestContext): number;
+  param: string | null;
+}
 
 /**
  * The token meter of a route whose client format sizes requests with `reader`; `estimate`, when the
  * route declares a `reserve`, replaces the reader's input estimate (read from the request and its files);
  * `outputTimes`, the route's `output_times`, multiplies the model's output allowance (per image, spec 4.14).
  */
-export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext) => number, costHeader?: string, outputTimes?: (ctx: RequestContext) => number): Meter {
+export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHeader?: string, outputTimes?: (ctx: RequestContext) => number): Meter {
   return {
     unit: 'token',
 
@@ -111,8 +117,9 @@ export function tokenMeter(reader: TokenReader, estimate?: (ctx: RequestContext)
     // The limiter's token limit counts the input and the output the client asked for (corrected to the
     // usage after); the input alone is the floor, and the estimate the quote reserves for.
     demand(ctx): Demand {
-      const inputTokens = estimate ? estimate(ctx) : reader.estimateInputTokens(ctx.body);
-      return { limiterUnits: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), limiterFloor: inputTokens };
+      const inputTokens = estimate ? estimate.tokens(ctx) : reader.estimateInputTokens(ctx.body);
+      const floorParam = estimate ? estimate.param : reader.inputParam;
+      return { limiterUnits: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), limiterFloor: inputTokens, floorParam };
     },
 
     quote(ctx, demand): Quote {

@@ -19,6 +19,8 @@ export interface Demand {
   limiterUnits: number;
   /** The part of `limiterUnits` the request itself carries, which no wait shrinks: above a scope's limit it is a 400, not a 429. */
   limiterFloor: number;
+  /** The request field that floor was counted from (`messages`, `input`, `text`): that 400's `param`; null when none. */
+  floorParam: string | null;
 }
 
 /** Where a bill reports what was metered (the gateway's metrics; absent in unit tests). */

@@ -72,14 +72,20 @@ describeStore('rate limits', () => {
     expect((await postChat(a, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'third' }] })).status).toBe(200);
   });
 
-  it('refuses with 400 a request that could never fit the token limit', async () => {
+  it('refuses with 400 a request that could never fit the token limit, naming its input as the param', async () => {
     const a = await account({ tokens_per_minute: 50 });
     const res = await postChat(a, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'word '.repeat(200) }] });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringMatching(/can never be admitted/) } });
+    expect(await res.json()).toMatchObject({ error: { code: 'invalid_request', param: 'messages', message: expect.stringMatching(/can never be admitted\. Shorten `messages`\.$/) } });
+    const responses = await fetch(`${t.url}/v1/responses`, {
+      method: 'POST', headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', input: 'word '.repeat(200) }),
+    });
+    expect(responses.status).toBe(400);
+    expect(await responses.json()).toMatchObject({ error: { code: 'invalid_request', param: 'input' } });
   });
 
-  it('names no chat parameter in that 400 on a route whose input is not `messages` (embeddings)', async () => {
+  it('names the route\'s own input in that 400 where it is not `messages` (embeddings: `input`)', async () => {
     const a = await account({ tokens_per_minute: 50 });
     const res = await fetch(`${t.url}/v1/embeddings`, {
       method: 'POST', headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
@@ -87,8 +93,7 @@ describeStore('rate limits', () => {
     });
     expect(res.status).toBe(400);
     const { error } = (await res.json()) as { error: { code: string; message: string; param?: string | null } };
-    expect(error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/can never be admitted/) });
-    expect(error.param ?? null).toBeNull();
+    expect(error).toMatchObject({ code: 'invalid_request', param: 'input', message: expect.stringMatching(/can never be admitted\. Shorten `input`\.$/) });
   });
 
   it('rejects invalid limit bodies and unknown ids', async () => {

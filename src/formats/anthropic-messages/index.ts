@@ -36,6 +36,7 @@ export const anthropicMessagesFormat: ClientFormat = {
   streamDoneFrame: null,
   tokens: {
     estimateInputTokens: countMessagesPromptTokens,
+    inputParam: 'messages',
     requestedMaxOutput: (body) => (typeof body.max_tokens === 'number' ? body.max_tokens : null),
     maxOutputParam: () => 'max_tokens',
     billableTools: (body): Record<string, number> => {

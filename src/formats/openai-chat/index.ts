@@ -31,6 +31,7 @@ export const openaiChatFormat: ClientFormat = {
   streamDoneFrame: 'data: [DONE]\n\n',
   tokens: {
     estimateInputTokens: (body) => countChatPromptTokens(body.messages as unknown[], body.tools as unknown[] | undefined),
+    inputParam: 'messages',
     requestedMaxOutput: (body) => {
       const value = body.max_completion_tokens ?? body.max_tokens;
       return typeof value === 'number' ? value : null;

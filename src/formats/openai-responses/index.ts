@@ -27,6 +27,7 @@ export const openaiResponsesFormat: ClientFormat = {
   streamDoneFrame: null,
   tokens: {
     estimateInputTokens: countResponsesPromptTokens,
+    inputParam: 'input',
     requestedMaxOutput: (body) => (typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null),
     maxOutputParam: () => 'max_output_tokens',
     billableTools: (body): Record<string, number> => {

@@ -18,7 +18,7 @@ import { operationClaim } from '../operation-ids.js';
 import type { Stage } from '../stage.js';
 
 /** A free route's demand: nothing counted beyond the request itself. */
-const NOTHING: Demand = { limiterUnits: 0, limiterFloor: 0 };
+const NOTHING: Demand = { limiterUnits: 0, limiterFloor: 0, floorParam: null };
 
 /** Claims, limits and reserves every proxy route's requests (reserves on billable ones). */
 export const admissionStage: Stage = {
@@ -33,7 +33,7 @@ export const admissionStage: Stage = {
       }
       const meter = meterOf(ctx);
       const demand = meter ? meter.demand(ctx) : NOTHING;
-      const ticket = await admit(runtime.limiter, scopesOf(ctx.auth!, ctx.gateway.settings.limits), demand.limiterUnits, demand.limiterFloor, (scope, limit) => runtime.metrics?.limiterRejected(scope, limit));
+      const ticket = await admit(runtime.limiter, scopesOf(ctx.auth!, ctx.gateway.settings.limits), demand, (scope, limit) => runtime.metrics?.limiterRejected(scope, limit));
       ctx.limit = { ticket, billedUnits: 0 };
       if (meter) await reserveHold(ctx, runtime, meter, demand);
     };
