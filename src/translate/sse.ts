@@ -21,19 +21,24 @@ export class SseParser {
     let chunk = text;
     if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
     this.pendingCr = false;
-    this.buffer += chunk;
+    const buffer = this.buffer + chunk;
+    // Line ends are found with indexOf (native) rather than a loop over every character; the next CR
+    // is looked up again only once passed, so a stream without CRs is searched for one once per push.
     let start = 0;
-    for (let i = 0; i < this.buffer.length; i++) {
-      const c = this.buffer.charCodeAt(i);
-      if (c !== 10 && c !== 13) continue;
-      this.line(this.buffer.slice(start, i), events);
-      if (c === 13) {
-        if (i + 1 === this.buffer.length) this.pendingCr = true;
-        else if (this.buffer.charCodeAt(i + 1) === 10) i++;
+    let cr = buffer.indexOf('\r');
+    for (;;) {
+      const lf = buffer.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = buffer.indexOf('\r', start);
+      const end = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
+      if (end < 0) break;
+      this.line(buffer.slice(start, end), events);
+      start = end + 1;
+      if (end === cr) {
+        if (start === buffer.length) this.pendingCr = true;
+        else if (buffer.charCodeAt(start) === 10) start++;
       }
-      start = i + 1;
     }
-    this.buffer = this.buffer.slice(start);
+    this.buffer = buffer.slice(start);
     return events;
   }
 

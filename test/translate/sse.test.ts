@@ -30,6 +30,16 @@ describe('SseParser', () => {
     expect(parser.push('\n\r\n')).toEqual([{ data: 'x' }]);
   });
 
+  it('ends lines at a lone CR, whatever the chunk boundaries', () => {
+    const text = 'data: a\rdata: b\r\rdata: c\n\r\n';
+    for (let size = 1; size <= text.length; size++) {
+      const parser = new SseParser();
+      const out = [];
+      for (let i = 0; i < text.length; i += size) out.push(...parser.push(text.slice(i, i + size)));
+      expect(out, `chunks of ${size}`).toEqual([{ data: 'a\nb' }, { data: 'c' }]);
+    }
+  });
+
   it('reports a partial event left when a stream is cut', () => {
     const parser = new SseParser();
     parser.push('data: {"half":');

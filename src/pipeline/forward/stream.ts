@@ -49,17 +49,24 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
   try {
     for await (const chunk of body) {
       if (done) continue;
+      // The frames of every event in this piece of the upstream body go out in one write: one chunk of
+      // the client's response and one system call, not one per event (an upstream that sends its events
+      // back to back delivers a whole answer in a piece or two).
+      let frames = '';
+      let failed: GatewayError | undefined;
       for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
         const step = translator.push(event);
-        if (step.frames.length > 0) await writeFrames(ctx, step.frames.join(''));
-        if (ctx.clientGone.aborted) return { kind: 'client_gone' };
-        if (step.error) return { kind: 'error', error: step.error };
+        for (const frame of step.frames) frames += frame;
+        if (step.error) { failed = step.error; break; }
         if (step.done) {
           done = true;
           drainGuard = setTimeout(() => body.destroy(), DRAIN_MS);
           break;
         }
       }
+      if (frames.length > 0) await writeFrames(ctx, frames);
+      if (ctx.clientGone.aborted) return { kind: 'client_gone' };
+      if (failed) return { kind: 'error', error: failed };
     }
   } catch (error) {
     if (done) return { kind: 'done' };
