@@ -43,6 +43,8 @@ export class AnthropicToChatStream implements StreamTranslator {
   /** Content block index -> tool call number, for `tool_use` blocks. */
   private readonly tools = new Map<number, number>();
   private readonly delivered: string[] = [];
+  /** The serialized fields every chunk starts with, once the answer's id is known (frame). */
+  private head = '';
 
   constructor(private readonly clientModel: string, private readonly clientWantsUsage: boolean) {}
 
@@ -145,10 +147,14 @@ export class AnthropicToChatStream implements StreamTranslator {
     return this.frame([{ index: 0, delta, logprobs: null, finish_reason: finish }]);
   }
 
+  /**
+   * One chunk: {id, object, created, model, choices[, usage]}. The fields before `choices` are the
+   * same in every chunk of the stream, so they are serialized once (`head`), not once per event.
+   */
   private frame(choices: unknown[], usage: Record<string, unknown> | null = null): string {
-    const chunk: Record<string, unknown> = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.clientModel, choices };
+    this.head ||= `{"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.clientModel)},"choices":`;
     // Like the OpenAI API: with include_usage every chunk has `usage` (null until the last one).
-    if (this.clientWantsUsage) chunk.usage = usage;
-    return `data: ${JSON.stringify(chunk)}\n\n`;
+    const tail = this.clientWantsUsage ? `,"usage":${JSON.stringify(usage)}}` : '}';
+    return `data: ${this.head}${JSON.stringify(choices)}${tail}\n\n`;
   }
 }
