@@ -105,12 +105,15 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
     if (!response.body.destroyed) response.body.destroy();
   }
   if (end.kind === 'error') runtime.metrics?.upstreamError(ctx.model!.provider.id, end.error.code);
-  const delivered = translator.deliveredText();
   const reported = translator.usage();
   // Only content counts as produced: formats that report input usage up front (message_start)
   // followed by a provider error still carried "only a provider error" (spec 4.1 rule 2).
-  const produced = ctx.started && delivered.length > 0;
-  ctx.outcome = { delivery: end.kind === 'done' ? 'full' : produced ? 'partial' : 'none', reported, deliveredText: delivered };
+  const produced = end.kind !== 'done' && ctx.started && translator.deliveredText().length > 0;
+  ctx.outcome = {
+    delivery: end.kind === 'done' ? 'full' : produced ? 'partial' : 'none', reported,
+    // Read by a meter only when no usage covers the answer: a translator may put it together lazily.
+    get deliveredText() { return translator.deliveredText(); },
+  };
   if (end.kind === 'client_gone') return;
   if (end.kind === 'error' && !ctx.started) throw end.error;
   const tail = end.kind === 'done' ? ctx.format.streamDoneFrame ?? '' : translator.errorFrame?.(end.error) ?? ctx.format.streamErrorFrame(end.error);

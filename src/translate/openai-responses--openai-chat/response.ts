@@ -1,5 +1,5 @@
 /** A chat.completion JSON answer -> a Responses `Response`. */
-import { readChatUsage } from '../openai-chat--openai-chat/index.js';
+import { readChatUsage } from '../openai-chat--openai-chat/chunks.js';
 import type { TokenUsage } from '../types.js';
 import { isObject, type Json } from './common.js';
 import { buildResponse, finishStatus, Ids, messageItem, responsesUsage, toolItem, type MessagePart, type ToolCall } from './envelope.js';

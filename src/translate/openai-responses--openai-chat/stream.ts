@@ -9,7 +9,7 @@
  */
 import { responsesErrorFrame } from '../../formats/openai-responses/index.js';
 import { GatewayError } from '../../errors.js';
-import { readChatUsage } from '../openai-chat--openai-chat/index.js';
+import { readChatUsage } from '../openai-chat--openai-chat/chunks.js';
 import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
 import { upstreamMessage } from '../upstream-error.js';

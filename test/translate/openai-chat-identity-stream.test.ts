@@ -1,0 +1,114 @@
+/**
+ * The identity chat stream edits each chunk as text (the gateway's model id in, `usage: null` out)
+ * instead of re-serializing it, and parses only the chunks not in the usual compact form; the text of
+ * the others is extracted when asked. Either way the client must get exactly the chunks the parsed
+ * forms describe, and the delivered text must be the whole answer's, in order.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { ChatStream, clientChunk } from '../../src/translate/openai-chat--openai-chat/stream.js';
+
+const UPSTREAM = 'gpt-4o-mini-2024-07-18';
+const compact = (delta: Record<string, unknown>, usage: unknown = null) =>
+  JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: UPSTREAM, choices: [{ index: 0, delta, finish_reason: null }], usage });
+
+/** What the client must get: the chunk with the client's model id, without `usage` when it is dropped. */
+function expected(data: string, dropUsage: boolean): Record<string, unknown> {
+  const chunk: Record<string, unknown> = { ...(JSON.parse(data) as Record<string, unknown>), model: 'gpt-4o-mini' };
+  if (dropUsage) delete chunk.usage;
+  return chunk;
+}
+
+function check(data: string, dropUsage: boolean): string {
+  const out = clientChunk(data, JSON.parse(data) as Record<string, unknown>, 'gpt-4o-mini', dropUsage);
+  expect(JSON.parse(out)).toEqual(expected(data, dropUsage));
+  return out;
+}
+
+describe('clientChunk', () => {
+  it('edits a compact chunk as text, byte for byte what re-serializing gives', () => {
+    for (const dropUsage of [true, false]) {
+      const data = compact({ content: ' word' });
+      expect(check(data, dropUsage)).toBe(JSON.stringify(expected(data, dropUsage)));
+    }
+  });
+
+  it('never touches content that quotes the model or usage keys (escaped inside a string)', () => {
+    const data = compact({ content: `"model":"${UPSTREAM}","usage":null` });
+    const out = check(data, true);
+    expect(JSON.parse(out).choices[0].delta.content).toBe(`"model":"${UPSTREAM}","usage":null`);
+  });
+
+  it('re-serializes a chunk in another form: spaced, usage first, a usage object, a model that is not a string', () => {
+    const spaced = JSON.stringify(JSON.parse(compact({ content: 'a' })), null, 1);
+    check(spaced, true);
+    check(spaced, false);
+    check(`{"usage":null,"model":"${UPSTREAM}","choices":[{"index":0,"delta":{"content":"b"}}]}`, true);
+    check(compact({ content: 'c' }, { prompt_tokens: 1, completion_tokens: 1 }), true);
+    check('{"model":7,"choices":[{"index":0,"delta":{"content":"d"}}],"usage":null}', true);
+  });
+
+  it('passes a chunk whose model is already the client\'s through unchanged when usage stays', () => {
+    const data = compact({ content: 'e' }).replace(UPSTREAM, 'gpt-4o-mini');
+    expect(clientChunk(data, JSON.parse(data) as Record<string, unknown>, 'gpt-4o-mini', false)).toBe(data);
+  });
+});
+
+/** What the stream must give for `datas`: every chunk as clientChunk re-serializes it, the usage-only chunk dropped unless asked. */
+function run(datas: string[], wantsUsage: boolean): { frames: string[]; text: string; usage: unknown } {
+  const stream = new ChatStream('gpt-4o-mini', wantsUsage);
+  const frames: string[] = [];
+  for (const data of datas) frames.push(...stream.push({ data }).frames);
+  expect(stream.push({ data: '[DONE]' })).toEqual({ frames: [], done: true });
+  return { frames, text: stream.deliveredText(), usage: stream.usage() };
+}
+
+describe('ChatStream', () => {
+  const words = Array.from({ length: 300 }, (_, i) => ` w${i}`);
+  const final = JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: UPSTREAM, choices: [], usage: { prompt_tokens: 5, completion_tokens: 300 } });
+  // A spaced chunk (parsed) and a chunk whose content is "error" and quotes a usage object (edited or parsed) amid the compact ones.
+  const datas = [
+    ...words.slice(0, 100).map((w) => compact({ content: w })),
+    JSON.stringify(JSON.parse(compact({ content: words[100] })), null, 1),
+    compact({ content: 'error' }), compact({ content: '"usage":{"x":1}' }),
+    ...words.slice(101).map((w) => compact({ content: w })), final,
+  ];
+  const text = `${words.slice(0, 101).join('')}error"usage":{"x":1}${words.slice(101).join('')}`;
+
+  for (const wantsUsage of [false, true]) {
+    it(`forwards every chunk as re-serializing it would, and delivers the whole text in order (usage ${wantsUsage ? 'asked' : 'not asked'})`, () => {
+      const out = run(datas, wantsUsage);
+      const expectedFrames = datas
+        .filter((d) => wantsUsage || d !== final)
+        .map((d) => JSON.parse(`${clientChunk(d, JSON.parse(d) as Record<string, unknown>, 'gpt-4o-mini', !wantsUsage)}`));
+      expect(out.frames.map((f) => JSON.parse(f.slice('data: '.length)))).toEqual(expectedFrames);
+      expect(out.frames.every((f) => f.startsWith('data: ') && f.endsWith('\n\n'))).toBe(true);
+      expect(out.frames.some((f) => f.includes(UPSTREAM))).toBe(false);
+      expect(out.text).toBe(text);
+      expect(out.usage).toMatchObject({ input: 5, output: 300 });
+    });
+  }
+
+  it('parses only the first usual chunk, and gives the text delivered so far at any point (a checkpoint)', () => {
+    const stream = new ChatStream('gpt-4o-mini', false);
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      for (const w of words.slice(0, 10)) stream.push({ data: compact({ content: w }) });
+      // The usage chunk is parsed, and leaves the unparsed ones be (its text is none).
+      stream.push({ data: compact({}, { prompt_tokens: 1, completion_tokens: 10 }).replace(/"choices":\[[^\]]*\]/, '"choices":[]') });
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(stream.deliveredText()).toBe(words.slice(0, 10).join(''));
+    for (const w of words.slice(10, 20)) stream.push({ data: compact({ content: w }) });
+    expect(stream.deliveredText()).toBe(words.slice(0, 20).join(''));
+  });
+
+  it('ends with an error on an error chunk or a malformed one, whatever came before', () => {
+    for (const bad of ['{"error":{"message":"boom"}}', '{"id":"c1",', `{"model":"${UPSTREAM}","error":{"message":"x"},"usage":null}`]) {
+      const stream = new ChatStream('gpt-4o-mini', false);
+      stream.push({ data: compact({ content: 'a' }) });
+      expect(stream.push({ data: bad }).error?.code, bad).toBe('upstream_error');
+    }
+  });
+});
