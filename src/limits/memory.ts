@@ -2,7 +2,6 @@
  * In-process limiter (no REDIS_URL): token buckets refilled continuously (capacity per minute) and
  * concurrency leases. Exact within one process; replicas need the Redis limiter.
  */
-import { randomHex } from '../ledger/ids.js';
 import { LEASE_TTL_MS, plan, type Admission, type Limiter, type LimitScope, type Ticket } from './types.js';
 
 interface Bucket { tokens: number; at: number; capacity: number; }
@@ -11,6 +10,7 @@ interface Bucket { tokens: number; at: number; capacity: number; }
 export class MemoryLimiter implements Limiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly leases = new Map<string, Map<string, number>>();
+  private leaseSeq = 0;
 
   private level(key: string, capacity: number, now: number): Bucket {
     const bucket = this.buckets.get(key) ?? { tokens: capacity, at: now, capacity };
@@ -21,10 +21,22 @@ export class MemoryLimiter implements Limiter {
     return bucket;
   }
 
+  /**
+   * The live leases of `key`. Every lease lives LEASE_TTL_MS from when it was taken, so a Map (kept in
+   * insertion order) holds them in expiry order: the expired ones are at its front, and a check reads
+   * only those, not every lease held (256 in flight made that scan a tenth of an admission). A clock
+   * stepped back can only keep an expired lease a little longer, never free a live one.
+   */
   private live(key: string, now: number): Map<string, number> {
-    const set = this.leases.get(key) ?? new Map<string, number>();
-    for (const [member, expires] of set) if (expires <= now) set.delete(member);
-    this.leases.set(key, set);
+    let set = this.leases.get(key);
+    if (!set) {
+      set = new Map<string, number>();
+      this.leases.set(key, set);
+    }
+    for (const [member, expires] of set) {
+      if (expires > now) break;
+      set.delete(member);
+    }
     return set;
   }
 
@@ -37,7 +49,8 @@ export class MemoryLimiter implements Limiter {
     for (const l of leases) {
       if (this.live(l.key, now).size >= l.limit) return { ok: false, scope: l.scope, limit: 'concurrency', retryAfterMs: 1000 };
     }
-    const lease = randomHex(8);
+    // A lease needs only to be unique in this process's maps (the Redis limiter's are random).
+    const lease = String(++this.leaseSeq);
     for (const b of buckets) this.buckets.get(b.key)!.tokens -= b.cost;
     for (const l of leases) this.leases.get(l.key)!.set(lease, now + LEASE_TTL_MS);
     return { ok: true, ticket: { scopes, tokens, lease } };

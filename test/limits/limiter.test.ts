@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryLimiter } from '../../src/limits/memory.js';
 import { RedisLimiter } from '../../src/limits/redis.js';
-import type { Limiter, LimitScope } from '../../src/limits/types.js';
+import { LEASE_TTL_MS, type Limiter, type LimitScope } from '../../src/limits/types.js';
 import { describeRedis, redisUrl } from '../helpers/redis.js';
 
 function account(limits: LimitScope['limits']): LimitScope[] {
@@ -67,5 +67,25 @@ function suite(make: () => Limiter): void {
   });
 }
 
-describe('memory limiter', () => suite(() => new MemoryLimiter()));
+describe('memory limiter', () => {
+  suite(() => new MemoryLimiter());
+
+  it('frees the slots of leases past their lifetime (a process that never finished them), oldest first', async () => {
+    const limiter = new MemoryLimiter();
+    const scopes = account({ concurrent_requests: 3 });
+    const t0 = 1_000_000;
+    const first = await limiter.admit(scopes, 0, t0);
+    await limiter.admit(scopes, 0, t0 + 1000);
+    await limiter.admit(scopes, 0, t0 + 2000);
+    expect((await limiter.admit(scopes, 0, t0 + 3000)).ok).toBe(false);
+    // One lifetime after the first: its slot alone is free again, then the second's.
+    expect((await limiter.admit(scopes, 0, t0 + LEASE_TTL_MS)).ok).toBe(true);
+    expect((await limiter.admit(scopes, 0, t0 + LEASE_TTL_MS + 1)).ok).toBe(false);
+    expect((await limiter.admit(scopes, 0, t0 + LEASE_TTL_MS + 1000)).ok).toBe(true);
+    // Finishing the first (already expired) ticket frees nothing it does not hold.
+    if (first.ok) await limiter.finish(first.ticket, 0, t0 + LEASE_TTL_MS + 1000);
+    expect((await limiter.admit(scopes, 0, t0 + LEASE_TTL_MS + 1001)).ok).toBe(false);
+    await limiter.close();
+  });
+});
 describeRedis('redis limiter', () => suite(() => new RedisLimiter(redisUrl, `gwtest:${randomBytes(4).toString('hex')}:`)));
