@@ -57,7 +57,17 @@ export function checkCharge(row: UsageRowInput): void {
  * returned as it is (no copy on the common path).
  */
 export function storedDetails(details: Record<string, unknown> | undefined): Record<string, unknown> {
-  return storedValue(details ?? {}) as Record<string, unknown>;
+  const value = details ?? {};
+  return holdsBigint(value) ? storedValue(value) as Record<string, unknown> : value;
+}
+
+/** Whether a bigint is anywhere in `value` (a walk that allocates nothing: most details hold none). */
+function holdsBigint(value: unknown): boolean {
+  if (typeof value === 'bigint') return true;
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(holdsBigint);
+  for (const key in value) if (holdsBigint((value as Record<string, unknown>)[key])) return true;
+  return false;
 }
 
 function storedValue(value: unknown): unknown {
