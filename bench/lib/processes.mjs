@@ -94,8 +94,9 @@ process.on('exit', killChildren);
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killChildren(); process.exit(130); });
 
 /**
- * Checks out `ref` into bench/.baseline/<commit>/ (a git worktree, once) and builds it there with this
- * checkout's node_modules; returns its root, to start its gateway beside the current one.
+ * Checks out `ref` into bench/.baseline/<commit>/ (a git worktree, once) and builds it there, with this
+ * checkout's node_modules when its lockfile is the same, else with its own (npm ci); returns its root,
+ * to start its gateway beside the current one.
  */
 export function prepareBaseline(ref) {
   const git = (...args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
@@ -107,10 +108,21 @@ export function prepareBaseline(ref) {
     const added = git('worktree', 'add', '--detach', '--force', dir, commit);
     if (added.status !== 0) throw new Error(`git worktree add ${dir} failed: ${added.stderr}`);
   }
-  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  if (!existsSync(join(dir, 'node_modules'))) {
+    // The same lockfile: this checkout's packages serve. Another (a dependency added or dropped since):
+    // the baseline installs its own, or it would not build, or would run on packages it never had.
+    const lock = (root) => readFileSync(join(root, 'package-lock.json'), 'utf8');
+    if (lock(dir) === lock(ROOT)) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    else {
+      progress(`installing ${commit}'s own packages (its package-lock.json differs)`);
+      const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+      const installed = spawnSync(npm, ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
+      if (installed.status !== 0) throw new Error(`npm ci in ${dir} failed`);
+    }
+  }
   if (!existsSync(join(dir, 'dist/src/main.js'))) {
     progress(`building ${commit}`);
-    const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
+    const built = spawnSync(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
     if (built.status !== 0) throw new Error(`building ${commit} in ${dir} failed`);
   }
   return { commit, root: dir };
