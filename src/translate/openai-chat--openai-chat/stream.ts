@@ -27,22 +27,32 @@ const PENDING_MAX = 256;
 const modelMember = (model: string): string => `"model":${JSON.stringify(model)}`;
 
 /**
+ * A compact chunk's text with its model member `from` replaced by `to` (`from` null: the chunk already
+ * names the client's model) and, when asked, its `,"usage":null` removed; null when the text lacks either.
+ */
+function editedText(data: string, from: string | null, to: string, dropNullUsage: boolean): string | null {
+  let text = data;
+  if (from !== null && from !== to) {
+    if (!text.includes(from)) return null;
+    text = text.replaceAll(from, to);
+  }
+  if (dropNullUsage) {
+    const at = text.lastIndexOf(NULL_USAGE);
+    if (at < 0) return null;
+    text = text.slice(0, at) + text.slice(at + NULL_USAGE.length);
+  }
+  return text;
+}
+
+/**
  * A parsed chunk as the client gets it: edited as text where it has the compact form, else
  * re-serialized from its parsed form (the gateway's model, `usage` dropped when asked).
  */
 export function clientChunk(data: string, chunk: Record<string, unknown>, clientModel: string, dropUsage: boolean): string {
-  let text = data;
-  if (chunk.model !== clientModel) {
-    const upstreamModel = typeof chunk.model === 'string' ? modelMember(chunk.model) : null;
-    if (!upstreamModel || !text.includes(upstreamModel)) return reserialized(chunk, clientModel, dropUsage);
-    text = text.replaceAll(upstreamModel, modelMember(clientModel));
-  }
-  if (dropUsage) {
-    const at = chunk.usage === null ? text.lastIndexOf(NULL_USAGE) : -1;
-    if (at < 0) return reserialized(chunk, clientModel, dropUsage);
-    text = text.slice(0, at) + text.slice(at + NULL_USAGE.length);
-  }
-  return text;
+  const sameModel = chunk.model === clientModel;
+  const editable = (sameModel || typeof chunk.model === 'string') && (!dropUsage || chunk.usage === null);
+  const text = editable ? editedText(data, sameModel ? null : modelMember(chunk.model as string), modelMember(clientModel), dropUsage) : null;
+  return text ?? reserialized(chunk, clientModel, dropUsage);
 }
 
 function reserialized(chunk: Record<string, unknown>, clientModel: string, dropUsage: boolean): string {
@@ -104,8 +114,7 @@ export class ChatStream implements StreamTranslator {
     const models = this.models;
     if (!models || !data.endsWith(NULL_USAGE_LAST) || !data.includes(models.upstream)) return null;
     if (data.includes('"usage":{') || data.includes('"error"')) return null;
-    const text = models.upstream === models.client ? data : data.replaceAll(models.upstream, models.client);
-    return this.clientWantsUsage ? text : `${text.slice(0, -NULL_USAGE_LAST.length)}}`;
+    return editedText(data, models.upstream, models.client, !this.clientWantsUsage);
   }
 
   /** Adds the text of the chunks forwarded unparsed to `delivered`, in order. */
