@@ -116,6 +116,9 @@ async function expireHolds(db: Db, holdIds: string[]): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
+/** Open holds past their expiry: what the sweeper closes (index holds_open_expiry). */
+const EXPIRED_OPEN = 'closed_at IS NULL AND expires_at < now()';
+
 /** Group-committed hold operations over one store. */
 export class Holds {
   private readonly batches: GroupCommit<HoldOp, HoldResult>;
@@ -152,7 +155,7 @@ export class Holds {
 
   /** Whether any open hold has expired (the sweeper's cheap check before it takes its lock). */
   async anyExpired(): Promise<boolean> {
-    const [row] = await this.db.query<{ due: boolean }>('SELECT EXISTS (SELECT 1 FROM holds WHERE closed_at IS NULL AND expires_at < now()) AS due');
+    const [row] = await this.db.query<{ due: boolean }>(`SELECT EXISTS (SELECT 1 FROM holds WHERE ${EXPIRED_OPEN}) AS due`);
     return row?.due === true;
   }
 
@@ -161,7 +164,7 @@ export class Holds {
     let total = 0;
     for (;;) {
       const due = await this.db.query<{ id: string }>(
-        'SELECT id FROM holds WHERE closed_at IS NULL AND expires_at < now() ORDER BY expires_at LIMIT $1', [batch]);
+        `SELECT id FROM holds WHERE ${EXPIRED_OPEN} ORDER BY expires_at LIMIT $1`, [batch]);
       if (due.length > 0) total += await expireHolds(this.db, due.map((d) => d.id));
       if (due.length < batch) return total;
     }

@@ -76,17 +76,20 @@ export async function findVideoJob(db: Queryable, accountId: string, id: string)
   return row ? toJob(row) : null;
 }
 
+/** Live jobs whose next poll is at or before $1 (index video_jobs_live). */
+const DUE_AT_1 = "state IN ('queued', 'in_progress') AND next_poll_at <= $1";
+
 /** Running jobs due for a poll at `now`, oldest due first, at most `limit`. */
 export async function dueVideoJobs(db: Queryable, now: Date, limit: number): Promise<VideoJob[]> {
   const rows = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM video_jobs WHERE state IN ('queued', 'in_progress') AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`, [now, limit]);
+    `SELECT ${COLUMNS} FROM video_jobs WHERE ${DUE_AT_1} ORDER BY next_poll_at LIMIT $2`, [now, limit]);
   return rows.map(toJob);
 }
 
 /** Whether any live job is due to be polled at `now` (the poller's cheap check before it takes its lock). */
 export async function anyVideoJobDue(db: Queryable, now: Date): Promise<boolean> {
   const [row] = await db.query<{ due: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM video_jobs WHERE state IN ('queued', 'in_progress') AND next_poll_at <= $1) AS due`, [now]);
+    `SELECT EXISTS (SELECT 1 FROM video_jobs WHERE ${DUE_AT_1}) AS due`, [now]);
   return row?.due === true;
 }
 
