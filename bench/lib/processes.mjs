@@ -51,6 +51,9 @@ export function cleanEnv(extra) {
   return { ...env, ...extra };
 }
 
+/** The npm executable's name on this platform. */
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
 /** Spawns a process and resolves once a line of its output matches `ready`. */
 export async function startProcess(name, args, { env, cwd = ROOT, ready, timeoutMs = 60_000 }) {
   const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -115,8 +118,7 @@ export function prepareBaseline(ref) {
     if (lock(dir) === lock(ROOT)) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
     else {
       progress(`installing ${commit}'s own packages (its package-lock.json differs)`);
-      const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-      const installed = spawnSync(npm, ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
+      const installed = spawnSync(NPM, ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
       if (installed.status !== 0) throw new Error(`npm ci in ${dir} failed`);
     }
   }
@@ -205,8 +207,7 @@ export function ensurePortkey() {
   progress(`installing @portkey-ai/gateway@${CFG.portkeyVersion} into ${relative(ROOT, PORTKEY_DIR)}/`);
   mkdirSync(PORTKEY_DIR, { recursive: true });
   writeFileSync(file, wanted);
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const r = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: PORTKEY_DIR, stdio: 'inherit', env: cleanEnv({}) });
+  const r = spawnSync(NPM, ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: PORTKEY_DIR, stdio: 'inherit', env: cleanEnv({}) });
   if (r.status !== 0 || !existsSync(PORTKEY_ENTRY)) throw new Error(`npm install in ${PORTKEY_DIR} failed (status ${r.status})`);
 }
 
