@@ -57,8 +57,7 @@ export function checkCharge(row: UsageRowInput): void {
  * returned as it is (no copy on the common path).
  */
 export function storedDetails(details: Record<string, unknown> | undefined): Record<string, unknown> {
-  const value = details ?? {};
-  return holdsBigint(value) ? storedValue(value) as Record<string, unknown> : value;
+  return storedValue(details ?? {}) as Record<string, unknown>;
 }
 
 /** Whether a bigint is anywhere in `value` (a walk that allocates nothing: most details hold none). */
@@ -70,16 +69,12 @@ function holdsBigint(value: unknown): boolean {
   return false;
 }
 
+/** A copy with bigints as decimal strings; a value (or part) holding none is kept as it is. */
 function storedValue(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    const items = value.map(storedValue);
-    return items.every((item, i) => item === value[i]) ? value : items;
-  }
-  const entries = Object.entries(value);
-  const converted = entries.map(([k, v]) => [k, storedValue(v)] as const);
-  return converted.every(([, v], i) => v === entries[i]![1]) ? value : Object.fromEntries(converted);
+  if (!holdsBigint(value)) return value;
+  if (Array.isArray(value)) return value.map(storedValue);
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, storedValue(v)]));
 }
 
 /**
