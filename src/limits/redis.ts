@@ -7,7 +7,7 @@ import { randomHex } from '../ledger/ids.js';
 import { Redis } from 'ioredis';
 import { DependencyUnavailableError } from '../errors.js';
 import { Availability, withoutCredentials } from '../observability/availability.js';
-import { LEASE_TTL_MS, plan, type Admission, type Limiter, type LimitScope, type Ticket } from './types.js';
+import { AdmissionLostError, LEASE_TTL_MS, plan, type Admission, type Limiter, type LimitScope, type Ticket } from './types.js';
 
 // KEYS: buckets..., leases...; ARGV: nBuckets, nLeases, leaseId, leaseTtlMs, then per bucket
 // (capacity, cost), then per lease (limit). Returns {0} or {1, index, waitMs}.
@@ -55,6 +55,13 @@ end
 for j = nb + 1, #KEYS do redis.call('ZREM', KEYS[j], ARGV[2]) end
 return 0`;
 
+/** A limiter call the connection failed; `sent`: it went out on a ready connection, so it may have run. */
+class CallFailedError extends DependencyUnavailableError {
+  constructor(message: string, readonly sent: boolean, cause: unknown) {
+    super('limiter', message, { cause });
+  }
+}
+
 /** How long calls made right after the start wait for the first connection (then the outage policy applies). */
 export const FIRST_CONNECT_MS = 3_000;
 
@@ -82,9 +89,10 @@ export class RedisLimiter implements Limiter {
   /** Settles once the first connection is made or given up on (FIRST_CONNECT_MS); calls made before it wait for it. */
   readonly firstConnection: Promise<boolean>;
 
-  /** One script call; a failure of the connection (not of the script) becomes DependencyUnavailableError. */
+  /** One script call; a failure of the connection (not of the script) becomes CallFailedError. */
   private async eval(script: string, keys: string[], args: Array<string | number>): Promise<unknown> {
     if (this.redis.status !== 'ready') await this.firstConnection;
+    const sent = this.redis.status === 'ready';
     try {
       const result = await this.redis.eval(script, keys.length, ...keys, ...args);
       this.availability.ok();
@@ -92,7 +100,7 @@ export class RedisLimiter implements Limiter {
     } catch (err) {
       if ((err as Error).name === 'ReplyError') throw err;
       this.availability.down(err);
-      throw new DependencyUnavailableError('limiter', `limiter backend unavailable: ${(err as Error).message}`, { cause: err });
+      throw new CallFailedError(`limiter backend unavailable: ${(err as Error).message}`, sent, err);
     }
   }
 
@@ -128,7 +136,14 @@ export class RedisLimiter implements Limiter {
     const lease = randomHex(8);
     const keys = [...buckets.map((b) => this.prefix + b.key), ...leases.map((l) => this.prefix + l.key)];
     const args = [buckets.length, leases.length, lease, LEASE_TTL_MS, ...buckets.flatMap((b) => [b.capacity, b.cost]), ...leases.map((l) => l.limit)];
-    const result = (await this.eval(ADMIT, keys, args)) as number[];
+    const result = (await this.eval(ADMIT, keys, args).catch((err: unknown) => {
+      // The script may have run and taken a slot before the answer was lost (a cut connection, a
+      // timeout): the caller gets what frees it. Tokens and request counts taken stay taken.
+      if (err instanceof CallFailedError && err.sent && leases.length > 0) {
+        throw new AdmissionLostError(err, { scopes, tokens: 0, lease });
+      }
+      throw err;
+    })) as number[];
     if (result[0] === 0) return { ok: true, ticket: { scopes, tokens, lease } };
     const index = result[1]! - 1;
     const which = index < buckets.length ? buckets[index]! : { scope: leases[index - buckets.length]!.scope, limit: 'concurrency' as const };

@@ -8,11 +8,14 @@
  * A ticket remembers which backend admitted it, so it is finished where it was taken. A finish the
  * shared backend could not take during an outage is replayed before the next admission, so the
  * concurrency slots of requests that ended during the outage do not stay taken for LEASE_TTL_MS
- * (test/e2e/redis-outage.test.ts); past MAX_UNFINISHED they are left to that expiry.
+ * (test/e2e/redis-outage.test.ts); past MAX_UNFINISHED they are left to that expiry. An admission
+ * whose answer was lost may have taken a slot: its undo waits with them (test/limits/resilient.test.ts).
+ * A replayed finish whose first try did run refunds its unused tokens twice: a rate bucket over-credited
+ * once by one request's unused estimate, at an outage, never money.
  */
 import { DependencyUnavailableError, dependencyError } from '../errors.js';
 import { MemoryLimiter } from './memory.js';
-import type { Admission, Limiter, LimitScope, Ticket } from './types.js';
+import { AdmissionLostError, type Admission, type Limiter, type LimitScope, type Ticket } from './types.js';
 
 /** The declared policy. */
 export type BackendErrorPolicy = 'fail_closed' | 'fail_open';
@@ -41,6 +44,7 @@ export class ResilientLimiter implements Limiter {
       return await this.primary.admit(scopes, tokens, now);
     } catch (err) {
       if (!(err instanceof DependencyUnavailableError)) throw err;
+      if (err instanceof AdmissionLostError) this.keepUnfinished(err.undo, 0);
       if (this.policy === 'fail_closed') throw dependencyError('limiter');
       this.onFallback();
       const admission = await this.fallback.admit(scopes, tokens, now);
@@ -56,8 +60,13 @@ export class ResilientLimiter implements Limiter {
     } catch (err) {
       // Replayed once the backend answers again; the outage is already reported once.
       if (!(err instanceof DependencyUnavailableError)) throw err;
-      if (this.unfinished.length < MAX_UNFINISHED) this.unfinished.push({ ticket, actualTokens });
+      this.keepUnfinished(ticket, actualTokens);
     }
+  }
+
+  /** Keeps a finish for the next admission that reaches the backend (at most MAX_UNFINISHED). */
+  private keepUnfinished(ticket: Ticket, actualTokens: number): void {
+    if (this.unfinished.length < MAX_UNFINISHED) this.unfinished.push({ ticket, actualTokens });
   }
 
   /** Replays the waiting finishes; those the backend still cannot take wait for the next admission. */

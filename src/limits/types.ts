@@ -1,4 +1,5 @@
 /** Rate and concurrency limits (spec 7 "429", 8; issue 4): types shared by the limiter backends. */
+import { DependencyUnavailableError } from '../errors.js';
 
 /** Limits of one scope; null or absent means unlimited. */
 export interface Limits {
@@ -47,4 +48,15 @@ export function plan(scopes: LimitScope[], tokens: number): { buckets: Array<Buc
     if (l.concurrent_requests) leases.push({ key: `rl:${s.scope}:${s.id}:conc`, limit: l.concurrent_requests, scope: s.scope });
   }
   return { buckets, leases };
+}
+
+/**
+ * A shared-backend admission whose answer was lost (the connection failed after the request was
+ * sent): the backend may have taken a concurrency slot. Finishing `undo` frees it if it did and does
+ * nothing if it did not; it refunds no tokens (it carries none).
+ */
+export class AdmissionLostError extends DependencyUnavailableError {
+  constructor(cause: DependencyUnavailableError, readonly undo: Ticket) {
+    super(cause.dependency, cause.message, { cause });
+  }
 }

@@ -1,7 +1,9 @@
 /**
  * A TCP proxy on loopback between the gateway and a server (PostgreSQL, Redis), which a test cuts
  * and restores to play an outage: `cut()` drops every open connection and stops listening (new
- * connections are refused), `restore()` listens again on the same port.
+ * connections are refused), `restore()` listens again on the same port. `loseReplies()` keeps
+ * forwarding what clients send but drops what the server answers, until the next cut: a request
+ * that ran whose answer never came back.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -10,6 +12,7 @@ export interface TcpProxy {
   port: number;
   /** How many connections it accepted so far. */
   accepted(): number;
+  loseReplies(): void;
   cut(): Promise<void>;
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -19,6 +22,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let repliesLost = false;
   const onConnection = (client: Socket): void => {
     accepted += 1;
     const upstream = connect(target.port, target.host);
@@ -26,7 +30,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const drop = (): void => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => { if (!repliesLost) client.write(chunk); });
   };
   const listen = (port: number): Promise<Server> => new Promise((ok, fail) => {
     const server = createServer(onConnection);
@@ -38,6 +43,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const stop = async (): Promise<void> => {
     const closing = server ? new Promise<void>((ok) => server!.close(() => ok())) : Promise.resolve();
     server = null;
+    repliesLost = false;
     for (const socket of sockets) socket.destroy();
     sockets.clear();
     await closing;
@@ -45,6 +51,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   return {
     port,
     accepted: () => accepted,
+    loseReplies: () => { repliesLost = true; },
     cut: stop,
     async restore() { if (!server) server = await listen(port); },
     close: stop,
