@@ -9,6 +9,7 @@
  */
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import { censorFields } from './censor.js';
+import { BatchedFdDestination } from './log-destination.js';
 
 export type { Logger } from 'pino';
 
@@ -36,10 +37,9 @@ export function logLevelFromEnv(env: NodeJS.ProcessEnv | Record<string, string |
 }
 
 /**
- * How to log: the level, and where to (default: standard output, written asynchronously: lines that
- * arrive while a write is in progress go out together in the next one, so a busy gateway makes one
- * write per batch of lines instead of one per line; pino flushes what is left when the process exits;
- * at most LOG_BUFFER_BYTES wait).
+ * How to log: the level, and where to (default: standard output, written asynchronously in batches
+ * by log-destination.ts: a busy gateway makes one write per batch of lines instead of one per line;
+ * what is left is written when the process exits; at most LOG_BUFFER_BYTES wait).
  */
 export interface LoggerOptions {
   level: LevelWithSilent;
@@ -52,6 +52,8 @@ export interface LoggerOptions {
  */
 const LOG_BUFFER_BYTES = 8 * 1024 * 1024;
 
+const STDOUT = 1;
+
 /** A pino logger with the gateway's line format and redaction. */
 export function createLogger(opts: LoggerOptions): Logger {
   const options = {
@@ -61,5 +63,5 @@ export function createLogger(opts: LoggerOptions): Logger {
     formatters: { level: (label: string) => ({ level: label }), log: censorFields },
     hooks: { streamWrite: redactSecrets },
   };
-  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES }));
+  return pino(options, opts.destination ?? new BatchedFdDestination(STDOUT, LOG_BUFFER_BYTES));
 }
