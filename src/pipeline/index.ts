@@ -82,7 +82,9 @@ export async function runPipeline(
   reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });
   try {
     for (const handler of pipeline.handlers) {
-      await handler(ctx);
+      // A stage that finished synchronously returns nothing: no await, no turn of the microtask queue.
+      const pending = handler(ctx);
+      if (pending) await pending;
       if (ctx.answered) break;
     }
     for (const hook of ctx.beforeAnswer) await hook();

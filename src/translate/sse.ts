@@ -10,7 +10,9 @@ export interface SseEvent { event?: string; data: string; id?: string; }
 /** Incremental parser; one per stream. */
 export class SseParser {
   private buffer = '';
-  private data: string[] = [];
+  /** The event's data lines: the first alone (the usual event has one), the others after it. */
+  private firstData: string | null = null;
+  private moreData: string[] = [];
   private event: string | undefined;
   private id: string | undefined;
   private pendingCr = false;
@@ -44,18 +46,20 @@ export class SseParser {
 
   /** True when a partial event or line is buffered (a stream cut mid-event). */
   get hasPartial(): boolean {
-    return this.buffer.length > 0 || this.data.length > 0;
+    return this.buffer.length > 0 || this.firstData !== null;
   }
 
   private line(line: string, out: SseEvent[]): void {
     if (line === '') {
-      if (this.data.length > 0) {
-        const event: SseEvent = { data: this.data.join('\n') };
+      if (this.firstData !== null) {
+        const data = this.moreData.length === 0 ? this.firstData : [this.firstData, ...this.moreData].join('\n');
+        const event: SseEvent = { data };
         if (this.event !== undefined) event.event = this.event;
         if (this.id !== undefined) event.id = this.id;
         out.push(event);
+        this.firstData = null;
+        if (this.moreData.length > 0) this.moreData = [];
       }
-      this.data = [];
       this.event = undefined;
       return;
     }
@@ -64,7 +68,10 @@ export class SseParser {
     const field = colon < 0 ? line : line.slice(0, colon);
     let value = colon < 0 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
+    if (field === 'data') {
+      if (this.firstData === null) this.firstData = value;
+      else this.moreData.push(value);
+    }
     else if (field === 'event') this.event = value;
     else if (field === 'id' && !value.includes('\0')) this.id = value;
   }

@@ -15,6 +15,11 @@ describe('SseParser', () => {
     expect(new SseParser().push(STREAM)).toEqual(EXPECTED);
   });
 
+  it('dispatches an empty data line as empty data, nothing for an event without data, and starts each event afresh', () => {
+    const events = new SseParser().push('data:\n\nevent: ping\n\ndata: a\ndata: b\ndata: c\n\ndata: d\n\ndata: e\ndata:\n\n');
+    expect(events).toEqual([{ data: '' }, { data: 'a\nb\nc' }, { data: 'd' }, { data: 'e\n' }]);
+  });
+
   it('gives the same events whatever the chunk boundaries', () => {
     for (let size = 1; size <= 7; size++) {
       const parser = new SseParser();
