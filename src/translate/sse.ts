@@ -1,7 +1,7 @@
 /**
  * The one server-sent-events parser (WHATWG "event stream interpretation"). Incremental: feed it
  * decoded text in arbitrary pieces; it yields complete events. Lines end in LF, CRLF or CR; `data`
- * lines of one event are joined with LF; comment lines (":") are ignored.
+ * lines of one event are joined with LF; comment lines (":") are ignored; a leading U+FEFF is dropped.
  */
 
 /** One dispatched event. `event` is absent when the stream did not name one. */
@@ -16,11 +16,16 @@ export class SseParser {
   private event: string | undefined;
   private id: string | undefined;
   private pendingCr = false;
+  private atStart = true;
 
-  /** Feeds text; returns the events completed by it. */
+  /** Feeds text; returns the events completed by it. One byte-order mark opening the stream is ignored. */
   push(text: string): SseEvent[] {
     const events: SseEvent[] = [];
     let chunk = text;
+    if (this.atStart && chunk.length > 0) {
+      this.atStart = false;
+      if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);
+    }
     if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
     this.pendingCr = false;
     const buffer = this.buffer + chunk;

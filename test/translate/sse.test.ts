@@ -20,6 +20,12 @@ describe('SseParser', () => {
     expect(events).toEqual([{ data: '' }, { data: 'a\nb\nc' }, { data: 'd' }, { data: 'e\n' }]);
   });
 
+  it('ignores one byte-order mark opening the stream, and only there', () => {
+    const parser = new SseParser();
+    expect([...parser.push('\uFEFF'), ...parser.push('data: a\n\n'), ...parser.push('\uFEFFdata: b\n\n')]).toEqual([{ data: 'a' }]);
+    expect(new SseParser().push('\uFEFFdata: x\n\n')).toEqual([{ data: 'x' }]);
+  });
+
   it('gives the same events whatever the chunk boundaries', () => {
     for (let size = 1; size <= 7; size++) {
       const parser = new SseParser();

