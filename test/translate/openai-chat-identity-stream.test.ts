@@ -81,6 +81,9 @@ describe('ChatStream', () => {
         .filter((d) => wantsUsage || d !== final)
         .map((d) => JSON.parse(`${clientChunk(d, JSON.parse(d) as Record<string, unknown>, 'gpt-4o-mini', !wantsUsage)}`));
       expect(out.frames.map((f) => JSON.parse(f.slice('data: '.length)))).toEqual(expectedFrames);
+      // Byte for byte too: the frames of unparsed chunks are cut from the text as clientChunk edits it.
+      expect(out.frames).toEqual(datas.filter((d) => wantsUsage || d !== final)
+        .map((d) => `data: ${clientChunk(d, JSON.parse(d) as Record<string, unknown>, 'gpt-4o-mini', !wantsUsage)}\n\n`));
       expect(out.frames.every((f) => f.startsWith('data: ') && f.endsWith('\n\n'))).toBe(true);
       expect(out.frames.some((f) => f.includes(UPSTREAM))).toBe(false);
       expect(out.text).toBe(text);
