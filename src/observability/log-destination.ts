@@ -1,7 +1,7 @@
 /**
- * Where log lines go: a file descriptor (standard output), written asynchronously in batches. Lines
- * that arrive while a write is in progress wait in an array and go out together in the next write,
- * joined once. (pino's own asynchronous destination appended each line to one pending string and
+ * Where log lines go: a file descriptor (standard output), written asynchronously in batches: the
+ * lines of BATCH_MS, and those that arrive while a write is in progress, wait in an array and go out
+ * together in one write, joined once. (pino's own asynchronous destination appended each line to one pending string and
  * measured that string's byte length on every line, copying the whole pending batch per line: about
  * 7 KB allocated per access-log line under load, and about 8% of a streamed request's CPU with the
  * log on against off, issue 8.) At most `maxBytes` wait; past it lines are dropped, not buffered
@@ -11,6 +11,13 @@ import { write as fsWrite, writeSync } from 'node:fs';
 
 /** Writes `buffer[offset..offset+length)` to `fd`; calls back with the bytes written. */
 export type FdWrite = (fd: number, buffer: Buffer, offset: number, length: number, position: null, done: (err: NodeJS.ErrnoException | null, written: number) => void) => void;
+
+/**
+ * How long a line waits for others before a write. Each write goes through libuv's thread pool (a
+ * thread woken, a completion back on the event loop): one per turn of the event loop still cost a busy
+ * gateway about 19 µs a request with the log on against off; one per 10 ms costs it nothing measurable.
+ */
+export const BATCH_MS = 10;
 
 /** How long to wait before trying again when the descriptor is full (a non-blocking pipe nobody reads). */
 const RETRY_MS = 50;
@@ -46,9 +53,9 @@ export class BatchedFdDestination {
     this.pending.push(line);
     this.pendingBytes += line.length;
     if (!this.writing && !this.scheduled) {
-      // The end of this turn of the event loop: the lines of everything that ran in it go out together.
+      // The lines of the next BATCH_MS go out together.
       this.scheduled = true;
-      setImmediate(() => { this.scheduled = false; this.writeBatch(); });
+      setTimeout(() => { this.scheduled = false; this.writeBatch(); }, BATCH_MS).unref();
     }
     return true;
   }

@@ -7,7 +7,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BatchedFdDestination, type FdWrite } from '../../src/observability/log-destination.js';
+import { BATCH_MS, BatchedFdDestination, type FdWrite } from '../../src/observability/log-destination.js';
 
 interface Call { text: string; done: (err: NodeJS.ErrnoException | null, written: number) => void; length: number }
 
@@ -29,6 +29,8 @@ function fakeFd(): { write: FdWrite; calls: Call[]; out: () => string; complete:
   };
 }
 
+/** Past one batch's wait. */
+const batch = (): Promise<void> => new Promise((ok) => setTimeout(ok, BATCH_MS + 15));
 const turn = (): Promise<void> => new Promise((ok) => setImmediate(ok));
 const lines = (from: number, n: number): string[] => Array.from({ length: n }, (_, i) => `{"n":${from + i}}\n`);
 
@@ -36,12 +38,14 @@ describe('batched log destination', () => {
   const dirs: string[] = [];
   afterEach(() => { for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true }); });
 
-  it('writes the lines of one turn of the event loop in one write, in order', async () => {
+  it('writes the lines of one batch period in one write, in order, across turns of the event loop', async () => {
     const fd = fakeFd();
     const dest = new BatchedFdDestination(1, 1 << 20, fd.write);
-    for (const line of lines(0, 50)) dest.write(line);
-    expect(fd.calls).toHaveLength(0);
+    for (const line of lines(0, 25)) dest.write(line);
     await turn();
+    for (const line of lines(25, 25)) dest.write(line);
+    expect(fd.calls).toHaveLength(0);
+    await batch();
     expect(fd.calls).toHaveLength(1);
     expect(fd.calls[0]!.text).toBe(lines(0, 50).join(''));
   });
@@ -50,7 +54,7 @@ describe('batched log destination', () => {
     const fd = fakeFd();
     const dest = new BatchedFdDestination(1, 1 << 20, fd.write);
     dest.write(lines(0, 1)[0]!);
-    await turn();
+    await batch();
     for (const line of lines(1, 30)) { dest.write(line); await turn(); }
     expect(fd.calls).toHaveLength(1);
     fd.complete(0);
@@ -64,7 +68,7 @@ describe('batched log destination', () => {
     const fd = fakeFd();
     const dest = new BatchedFdDestination(1, 1 << 20, fd.write);
     for (const line of lines(0, 10)) dest.write(line);
-    await turn();
+    await batch();
     dest.write('{"n":"later"}\n');
     fd.complete(0, 7);
     expect(fd.calls[1]!.text).toBe(lines(0, 10).join('').slice(7));
@@ -77,7 +81,7 @@ describe('batched log destination', () => {
     const fd = fakeFd();
     const dest = new BatchedFdDestination(1, 1 << 20, fd.write);
     for (const line of lines(0, 3)) dest.write(line);
-    await turn();
+    await batch();
     fd.calls[0]!.done(Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' }), 0);
     await new Promise((ok) => setTimeout(ok, 120));
     expect(fd.calls).toHaveLength(2);
@@ -89,7 +93,7 @@ describe('batched log destination', () => {
     const fd = fakeFd();
     const dest = new BatchedFdDestination(1, 100, fd.write);
     dest.write('x'.repeat(60));
-    await turn();
+    await batch();
     // One batch in flight; at most 100 characters wait behind it.
     expect(dest.write('a'.repeat(60))).toBe(true);
     expect(dest.write('b'.repeat(60))).toBe(false);
