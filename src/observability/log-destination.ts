@@ -1,11 +1,11 @@
 /**
  * Where log lines go: a file descriptor (standard output), written asynchronously in batches: the
  * lines of BATCH_MS, and those that arrive while a write is in progress, wait in an array and go out
- * together in one write, joined once. (pino's own asynchronous destination appended each line to one pending string and
- * measured that string's byte length on every line, copying the whole pending batch per line: about
- * 7 KB allocated per access-log line under load, and about 8% of a streamed request's CPU with the
- * log on against off, issue 8.) At most `maxBytes` wait; past it lines are dropped, not buffered
- * without bound, and counted. What is left is written synchronously when the process exits.
+ * together in one write, joined once. pino's own asynchronous destination wrote once per turn of the
+ * event loop, and appended each line to one pending string whose byte length it measured on every
+ * line, copying the whole pending batch per line (about 7 KB allocated per access-log line under
+ * load; issue 8). At most `maxBytes` wait; past it lines are dropped, not buffered without bound, and
+ * counted. What is left is written synchronously when the process exits.
  */
 import { write as fsWrite, writeSync } from 'node:fs';
 
