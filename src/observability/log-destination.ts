@@ -44,7 +44,7 @@ export class BatchedFdDestination {
     if (!exitHookSet) { exitHookSet = true; process.once('exit', flushAllAtExit); }
   }
 
-  /** Queues one line (pino passes each with its newline). */
+  /** Queues one line (pino passes each with its newline). Sizes are counted in UTF-16 units: a byte per character of an ASCII line. */
   write(line: string): boolean {
     if (this.pendingBytes + line.length > this.maxBytes) {
       this.dropped += 1;
