@@ -29,12 +29,14 @@ const modelMember = (model: string): string => `"model":${JSON.stringify(model)}
 /**
  * A compact chunk's text with its model member `from` replaced by `to` (`from` null: the chunk already
  * names the client's model) and, when asked, its `,"usage":null` removed; null when the text lacks either.
+ * A chunk has one model member (a quote inside a string is escaped), so the first match is it.
  */
 function editedText(data: string, from: string | null, to: string, dropNullUsage: boolean): string | null {
   let text = data;
   if (from !== null && from !== to) {
-    if (!text.includes(from)) return null;
-    text = text.replaceAll(from, to);
+    const at = text.indexOf(from);
+    if (at < 0) return null;
+    text = text.slice(0, at) + to + text.slice(at + from.length);
   }
   if (dropNullUsage) {
     const at = text.lastIndexOf(NULL_USAGE);
@@ -108,19 +110,13 @@ export class ChatStream implements StreamTranslator {
 
   /**
    * The client's frame of a usual delta chunk, or null when it must be parsed: the model member seen
-   * first, `"usage":null` as its last member, and no usage object or error member anywhere. One pass
-   * of slices (what editedText does, for the one model member a chunk has): this runs for nearly
-   * every event of every stream.
+   * first, `"usage":null` as its last member, and no usage object or error member anywhere.
    */
   private plainFrame(data: string): string | null {
     const models = this.models;
-    if (!models || !data.endsWith(NULL_USAGE_LAST)) return null;
-    const at = data.indexOf(models.upstream);
-    if (at < 0 || data.includes('"usage":{') || data.includes('"error"')) return null;
-    const end = this.clientWantsUsage ? data.length : data.length - NULL_USAGE_LAST.length;
-    const close = this.clientWantsUsage ? '\n\n' : '}\n\n';
-    if (models.upstream === models.client) return `data: ${data.slice(0, end)}${close}`;
-    return `data: ${data.slice(0, at)}${models.client}${data.slice(at + models.upstream.length, end)}${close}`;
+    if (!models || !data.endsWith(NULL_USAGE_LAST) || data.includes('"usage":{') || data.includes('"error"')) return null;
+    const text = editedText(data, models.upstream, models.client, !this.clientWantsUsage);
+    return text === null ? null : `data: ${text}\n\n`;
   }
 
   /** Adds the text of the chunks forwarded unparsed to `delivered`, in order. */
