@@ -36,6 +36,8 @@ export class BatchedFdDestination {
   private pendingBytes = 0;
   private writing = false;
   private scheduled = false;
+  /** Callbacks of flush(), called when the last write ends with nothing left waiting. */
+  private drained: Array<() => void> = [];
   /** Lines dropped because `maxBytes` were already waiting. */
   dropped = 0;
 
@@ -60,12 +62,12 @@ export class BatchedFdDestination {
     return true;
   }
 
-  /** Writes what waits (pino's logger.flush), then calls back. */
+  /** Writes what waits now (pino's logger.flush), and calls back once everything is written. */
   flush(done?: (err?: Error) => void): void {
-    if (!this.writing && this.pending.length > 0) this.writeBatch();
+    this.writeBatch();
     if (!done) return;
-    const check = (): void => { if (this.writing || this.pending.length > 0) setTimeout(check, 1); else done(); };
-    check();
+    if (this.writing) this.drained.push(() => done());
+    else done();
   }
 
   /** Writes every waiting line now, blocking (at exit). A descriptor that stays full loses the rest. */
@@ -108,6 +110,7 @@ export class BatchedFdDestination {
       // Anything else (a closed descriptor): this batch is lost; later lines still try.
       this.writing = false;
       this.writeBatch();
+      if (!this.writing) for (const done of this.drained.splice(0)) done();
     });
   }
 }
