@@ -137,8 +137,8 @@ function cheaper(a: CompiledOffering, b: CompiledOffering): boolean {
 }
 
 /**
- * Sets each route's default offering (`model: {required: false}`): the one the manifest names, which
- * must exist and be reachable, or else the cheapest available offering the route reaches.
+ * Sets each route's default offerings (`model: {required: false}`): the one the manifest names, which
+ * must exist and be reachable, or else every available offering the route reaches, cheapest first.
  */
 export function chooseDefaultModels(routes: CompiledRoute[], offerings: ReadonlyMap<string, CompiledOffering>, providers: ReadonlyMap<string, CompiledProvider>): void {
   for (const route of routes) {
@@ -148,12 +148,13 @@ export function chooseDefaultModels(routes: CompiledRoute[], offerings: Readonly
       const named = offerings.get(model.default);
       if (!named || !reaches(route, named, providers)) throw new ManifestError(route.file, '/model/default', `offering "${model.default}" does not exist or is not served by this route`);
       route.defaultModel = named.id;
+      route.defaultModels = [named.id];
       continue;
     }
-    let best: CompiledOffering | null = null;
-    for (const o of offerings.values()) {
-      if (o.enabled && o.availability === 'available' && reaches(route, o, providers) && (!best || cheaper(o, best))) best = o;
-    }
-    route.defaultModel = best?.id ?? null;
+    const candidates = [...offerings.values()].filter((o) => o.enabled && o.availability === 'available' && reaches(route, o, providers));
+    // A stable sort: offerings of one price keep the catalogue's order.
+    candidates.sort((a, b) => (cheaper(a, b) ? -1 : cheaper(b, a) ? 1 : 0));
+    route.defaultModels = candidates.map((o) => o.id);
+    route.defaultModel = route.defaultModels[0] ?? null;
   }
 }

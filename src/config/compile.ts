@@ -159,11 +159,16 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
       serviceTypes: new Set(manifest.service_types ?? []), billable,
       upstreams: (manifest.upstreams ?? []).map((u, i) => ({
         operation: u.operation, params: u.params ?? {},
-        when: { nativeResponses: u.when?.native_responses, present: u.when?.present === undefined ? undefined : manifestPointer(file, `/upstreams/${i}/when/present`, u.when.present) },
+        when: {
+          nativeResponses: u.when?.native_responses,
+          present: u.when?.present === undefined ? undefined : manifestPointer(file, `/upstreams/${i}/when/present`, u.when.present),
+          absent: u.when?.absent === undefined ? undefined : manifestPointer(file, `/upstreams/${i}/when/absent`, u.when.absent),
+        },
         pathParams: Object.fromEntries(Object.entries(u.path_params ?? {}).map(([name, pointer]) => [name, manifestPointer(file, `/upstreams/${i}/path_params/${name}`, pointer)])),
       })),
       requiredHeaders: (manifest.require_headers ?? []).map((h) => ({ name: h.name, aliases: h.aliases ?? [], values: new Set(h.values) })),
       defaultModel: null,
+      defaultModels: [],
       multipart: multipartOf(manifest),
       raw: rawOf(manifest),
     };

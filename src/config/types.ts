@@ -127,8 +127,11 @@ export interface CompiledPollOutput {
 /** One operation a proxy route may call, with its translation's parameter policies. */
 export interface RouteUpstream {
   operation: string;
-  /** Conditions on the model (`nativeResponses`) and on the request (`present`: a JSON Pointer that must hold a value). */
-  when: { nativeResponses?: boolean; present?: readonly string[] };
+  /**
+   * Conditions on the model (`nativeResponses`) and on the request: `present`, a JSON Pointer that must
+   * hold a value; `absent`, one that must not.
+   */
+  when: { nativeResponses?: boolean; present?: readonly string[]; absent?: readonly string[] };
   params: Readonly<Record<string, ParamPolicy>>;
   /** Each `{name}` of the operation's path, from a JSON Pointer into the client request. */
   pathParams: Readonly<Record<string, readonly string[]>>;
@@ -147,8 +150,14 @@ export interface CompiledRoute {
   billable: boolean;
   upstreams: RouteUpstream[];
   requiredHeaders: RequiredHeader[];
-  /** `model` may be omitted (spec 4.9-4.12): then this offering serves the request. */
+  /** `model` may be omitted (spec 4.9-4.12): then this offering serves a request that names none. */
   defaultModel: string | null;
+  /**
+   * The offerings a request without `model` may get, in order: the manifest's named default alone, or
+   * every available offering the route reaches, cheapest first (defaultModel is the first). The route
+   * stage takes the first that can serve the request's input (an image moderation is not a text one).
+   */
+  defaultModels: readonly string[];
   /** A multipart body's declared parts and limits; null for a JSON body. */
   multipart: MultipartSpec | null;
   /** A raw body's limits and the file part it becomes; null unless `body.type` is raw. */

@@ -410,6 +410,10 @@ export interface RouteManifest {
        * JSON Pointer into the request (read after `file_inputs` rewrote it): this upstream serves only requests that have a value there, e.g. `/image` for an image operation.
        */
       present?: string;
+      /**
+       * JSON Pointer into the request (read after `file_inputs` rewrote it): this upstream serves only requests that have no value there, e.g. `/image` for the text operation beside an image one.
+       */
+      absent?: string;
     };
     /**
      * Per-parameter policies for this translation.

@@ -1,7 +1,7 @@
 /**
  * Picks the operation a proxy route calls for a model: the first of the route's upstreams that the
  * model's provider offers and whose conditions hold, on the model (`native_responses`) and on the
- * request (`present`, read after the route's `file_inputs` rewrote it, so a file_id request routes as
+ * request (`present`, `absent`: read after the route's `file_inputs` rewrote it, so a file_id request routes as
  * its inline form: spec 4.11, 4.12). A model no upstream of this route can serve gets a 400 naming
  * the endpoints that do serve it (spec 4.4: "other models use the chat/completions-style endpoints").
  */
@@ -18,8 +18,8 @@ function servesModel(upstream: RouteUpstream, offering: CompiledOffering, provid
 }
 
 function servesRequest(upstream: RouteUpstream, body: unknown): boolean {
-  const present = upstream.when.present;
-  return present === undefined || readPointer(body, present) !== undefined;
+  const { present, absent } = upstream.when;
+  return (present === undefined || readPointer(body, present) !== undefined) && (absent === undefined || readPointer(body, absent) === undefined);
 }
 
 /** The route's upstream for this offering and request body (an empty body when absent), or null. */
@@ -32,10 +32,16 @@ export function servesOffering(route: CompiledRoute, offering: CompiledOffering,
   return route.upstreams.some((u) => servesModel(u, offering, provider));
 }
 
-/** The 400 for a model this route cannot serve (or cannot serve this request's input with), naming the endpoints that can. */
-export function wrongEndpoint(gateway: CompiledGateway, route: CompiledRoute, offering: CompiledOffering, provider: CompiledProvider): GatewayError {
+/**
+ * The 400 for a model this route cannot serve, naming the endpoints that can; or for a model that
+ * cannot take this request's input here (`body`), naming the route's offerings that can.
+ */
+export function wrongEndpoint(gateway: CompiledGateway, route: CompiledRoute, offering: CompiledOffering, provider: CompiledProvider, body: unknown = {}): GatewayError {
   if (servesOffering(route, offering, provider)) {
-    return new GatewayError('invalid_request', `The model "${offering.id}" cannot take this request's input on ${route.manifest.path}; choose another model.`, { param: 'model' });
+    const able = [...gateway.offerings.values()].filter((o) => o.enabled && o.availability === 'available' && route.serviceTypes.has(o.serviceType)
+      && chooseUpstream(route, o, gateway.providers.get(o.providerId)!, body) !== null).map((o) => `"${o.id}"`).slice(0, 3);
+    const hint = able.length ? `use ${able.join(' or ')} instead` : 'choose another model';
+    return new GatewayError('invalid_request', `The model "${offering.id}" cannot take this request's input on ${route.manifest.path}; ${hint}.`, { param: 'model' });
   }
   const others = gateway.routes
     .filter((r) => r !== route && r.billable && r.serviceTypes.has(offering.serviceType) && servesOffering(r, offering, provider))

@@ -25,27 +25,41 @@ async function refusal(edit: (c: ConfigCopy) => Promise<void>): Promise<Error> {
 }
 
 describe('file_inputs and when.present', () => {
-  it('chooses image:analyze for a request with an image and text:analyze otherwise; every operation counts at boot', async () => {
+  it('chooses image:analyze for a request with an image and text:analyze for text, each on its own offering; every operation counts at boot', async () => {
     const gateway = await compiled();
     const route = gateway.routes.find((r) => r.manifest.id === 'moderations')!;
-    const offering = gateway.offerings.get('content-safety-text')!;
-    const provider = gateway.providers.get(offering.providerId)!;
-    expect(route.upstreams.map((u) => [u.operation, u.when.present])).toEqual([['moderate-image', ['image']], ['moderate-text', undefined]]);
-    expect(chooseUpstream(route, offering, provider, { image: 'aGk=' })?.operation).toBe('moderate-image');
-    expect(chooseUpstream(route, offering, provider, { text: 'hi' })?.operation).toBe('moderate-text');
-    expect(chooseUpstream(route, offering, provider)?.operation).toBe('moderate-text');
-    expect(servesOffering(route, offering, provider)).toBe(true);
+    const text = gateway.offerings.get('content-safety-text')!;
+    const image = gateway.offerings.get('content-safety-image')!;
+    const provider = gateway.providers.get(text.providerId)!;
+    expect(route.upstreams.map((u) => [u.operation, u.when.present, u.when.absent])).toEqual([['moderate-image', ['image'], undefined], ['moderate-text', undefined, ['image']]]);
+    expect(chooseUpstream(route, image, provider, { image: 'aGk=' })?.operation).toBe('moderate-image');
+    expect(chooseUpstream(route, text, provider, { text: 'hi' })?.operation).toBe('moderate-text');
+    // Each offering is limited to its operation: the vendor prices text records and images apart.
+    expect(chooseUpstream(route, text, provider, { image: 'aGk=' })).toBeNull();
+    expect(chooseUpstream(route, image, provider, { text: 'hi' })).toBeNull();
+    // `absent: /image`: a request with neither input still reaches the text translator, whose 400 names them.
+    expect(chooseUpstream(route, text, provider, {})?.operation).toBe('moderate-text');
+    expect(servesOffering(route, text, provider) && servesOffering(route, image, provider)).toBe(true);
+    // Without `model`: the cheapest first, and the route stage takes the first that takes the input.
     expect(route.defaultModel).toBe('content-safety-text');
+    expect(route.defaultModels).toEqual(['content-safety-text', 'content-safety-image']);
   });
 
-  it('a model whose provider has no operation for the request\'s input gets a 400 saying so, not "use another endpoint"', async () => {
-    const gateway = await compiled((c) => c.editYaml('routes/moderations.yaml', (d) => { d.upstreams = [{ operation: 'moderate-image', when: { present: '/image' } }]; }));
+  it('a model that cannot take the request\'s input gets a 400 naming the one that can, not "use another endpoint"', async () => {
+    const gateway = await compiled();
     const route = gateway.routes.find((r) => r.manifest.id === 'moderations')!;
-    const offering = gateway.offerings.get('content-safety-text')!;
-    const provider = gateway.providers.get(offering.providerId)!;
-    expect(chooseUpstream(route, offering, provider, { text: 'hi' })).toBeNull();
-    expect(wrongEndpoint(gateway, route, offering, provider)).toMatchObject({
-      code: 'invalid_request', extra: { param: 'model' }, message: 'The model "content-safety-text" cannot take this request\'s input on /v1/moderations; choose another model.',
+    const text = gateway.offerings.get('content-safety-text')!;
+    const provider = gateway.providers.get(text.providerId)!;
+    expect(wrongEndpoint(gateway, route, text, provider, { image: 'aGk=' })).toMatchObject({
+      code: 'invalid_request', extra: { param: 'model' }, message: 'The model "content-safety-text" cannot take this request\'s input on /v1/moderations; use "content-safety-image" instead.',
+    });
+    // No offering takes it (no upstream for text any more): the 400 says to choose another model.
+    const imageOnly = await compiled((c) => c.editYaml('routes/moderations.yaml', (d) => { d.upstreams = [{ operation: 'moderate-image', when: { present: '/image' } }]; }));
+    const imageRoute = imageOnly.routes.find((r) => r.manifest.id === 'moderations')!;
+    const image = imageOnly.offerings.get('content-safety-image')!;
+    expect(chooseUpstream(imageRoute, image, provider, { text: 'hi' })).toBeNull();
+    expect(wrongEndpoint(imageOnly, imageRoute, image, provider, { text: 'hi' })).toMatchObject({
+      message: 'The model "content-safety-image" cannot take this request\'s input on /v1/moderations; choose another model.',
     });
   });
 

@@ -2,10 +2,12 @@
  * POST /v1/moderations with an image (issue 10 item 5; spec 2, 4.7, 4.11): real HTTP through the
  * gateway to the simulator playing Azure AI Content Safety `image:analyze`. The image comes as base64,
  * as a data URL, or as a finalized temporary file of purpose MODERATION_INPUT (uploaded here with the
- * three steps of spec 4.7); each call is one record, billed exactly like text and reported in
- * X-Gateway-Records and X-Gateway-Cost-USD, in the same response shape. A file of another purpose,
- * another account's file, a pending file, two inputs or none, and an image the vendor cannot take are
- * 4xx with nothing reserved or charged.
+ * three steps of spec 4.7); each call is one record, billed at the image offering's rate (the vendor
+ * prices images apart from text records) and reported in X-Gateway-Records and X-Gateway-Cost-USD, in
+ * the same response shape as text. A request without `model` gets the image offering; the text
+ * offering with an image is a 400 naming the image one. A file of another purpose, another account's
+ * file, a pending file, two inputs or none, and an image the vendor cannot take are 4xx with nothing
+ * reserved or charged.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,8 +21,8 @@ import { expectUntouched, postJson, type JsonAnswer } from '../helpers/native.js
 
 const validResponse = new Ajv2020({ strict: false }).compile(JSON.parse(await readFile(join(projectRoot(), 'schemas/native-json/moderation-response.json'), 'utf8')));
 
-/** $0.38 per 1,000 records: one record is $0.00038, text or image (spec 1). */
-const RECORD_NANO = 380_000n;
+/** content-safety-image: $0.75 per 1,000 records, one per image (spec 1): one record is $0.00075. */
+const RECORD_NANO = 750_000n;
 const FULL = 1_000_000_000n;
 
 describeStore(`moderations of images (${storeKind})`, () => {
@@ -48,10 +50,10 @@ describeStore(`moderations of images (${storeKind})`, () => {
   async function expectOneRecord(account: { id: string }, a: JsonAnswer, rows = 1): Promise<void> {
     expect(a.json.usage).toEqual({ records: 1 });
     expect(a.headers.get('x-gateway-records')).toBe('1');
-    expect(a.headers.get('x-gateway-cost-usd')).toBe('0.00038');
+    expect(a.headers.get('x-gateway-cost-usd')).toBe('0.00075');
     const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(usage).toHaveLength(rows);
-    expect(usage.find((r) => r.requestId === a.headers.get('x-request-id'))).toMatchObject({ kind: 'moderations', unit: 'record', quantity: 1n, amountNano: RECORD_NANO, model: 'content-safety-text' });
+    expect(usage.find((r) => r.requestId === a.headers.get('x-request-id'))).toMatchObject({ kind: 'moderations', unit: 'record', quantity: 1n, amountNano: RECORD_NANO, model: 'content-safety-image' });
     expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: FULL - BigInt(rows) * RECORD_NANO, heldNano: 0n, openHolds: 0 });
   }
 
@@ -62,7 +64,7 @@ describeStore(`moderations of images (${storeKind})`, () => {
     expect(a.status, JSON.stringify(a.json)).toBe(200);
     // The simulator's severities follow the image's bytes (seed 8: 2, 6, 4, 2).
     expect(a.json).toEqual({
-      object: 'moderation', model: 'content-safety-text', usage: { records: 1 },
+      object: 'moderation', model: 'content-safety-image', usage: { records: 1 },
       categories_analysis: [{ category: 'Hate', severity: 2 }, { category: 'SelfHarm', severity: 6 }, { category: 'Sexual', severity: 4 }, { category: 'Violence', severity: 2 }],
     });
     expect(await lastUpstream()).toMatchObject({ path: '/contentsafety/image:analyze', body: { image: { content: image } } });
@@ -72,11 +74,24 @@ describeStore(`moderations of images (${storeKind})`, () => {
   it('takes a data URL (prefix stripped upstream) with categories', async () => {
     const account = await t.account('1');
     const image = png(80, 60, 8).toString('base64');
-    const a = await moderate(account.key, { model: 'content-safety-text', image: `data:image/png;base64,${image}`, categories: ['Violence'] });
+    const a = await moderate(account.key, { model: 'content-safety-image', image: `data:image/png;base64,${image}`, categories: ['Violence'] });
     expect(a.status, JSON.stringify(a.json)).toBe(200);
     expect(a.json.categories_analysis.map((c: { category: string }) => c.category)).toEqual(['Violence']);
     expect((await lastUpstream()).body).toEqual({ image: { content: image }, categories: ['Violence'] });
     await expectOneRecord(account, a);
+  });
+
+  it('refuses the text offering with an image (400 naming the image offering) and the image offering with text, nothing reserved', async () => {
+    const account = await t.account('1');
+    const image = png(64, 64, 8).toString('base64');
+    const wrong = await moderate(account.key, { model: 'content-safety-text', image });
+    expect([wrong.status, wrong.json.error?.code, wrong.json.error?.param], JSON.stringify(wrong.json)).toEqual([400, 'invalid_request', 'model']);
+    expect(wrong.json.error.message).toBe('The model "content-safety-text" cannot take this request\'s input on /v1/moderations; use "content-safety-image" instead.');
+    const fileId = await temporaryFile(account.key, 'MODERATION_INPUT', png(64, 64, 8));
+    expect((await moderate(account.key, { model: 'content-safety-text', file_id: fileId })).json.error?.message).toMatch(/use "content-safety-image" instead/);
+    const text = await moderate(account.key, { model: 'content-safety-image', text: 'hi' });
+    expect([text.status, text.json.error?.message]).toEqual([400, 'The model "content-safety-image" cannot take this request\'s input on /v1/moderations; use "content-safety-text" instead.']);
+    await expectUntouched(t, account, FULL);
   });
 
   it('takes a finalized MODERATION_INPUT file_id: the same answer and bill as the same image inline', async () => {

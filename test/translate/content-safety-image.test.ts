@@ -10,7 +10,7 @@ import { decodeBase64, imageFormat, imageSize } from '../../src/translate/image-
 import { createTranslator } from '../../src/translate/registry.js';
 import { gifHeader, png } from '../helpers/images.js';
 
-const MODEL = 'content-safety-text';
+const MODEL = 'content-safety-image';
 const moderateImage = (body: Record<string, unknown>) => createTranslator('native-json', 'azure-content-safety-image', { model: MODEL, ...body }, MODEL);
 const refusal = (image: unknown): GatewayError => {
   try { moderateImage({ image }); } catch (error) { return error as GatewayError; }

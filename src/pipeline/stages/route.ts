@@ -22,9 +22,24 @@ import type { Runtime, Stage } from '../stage.js';
 import type { CompiledRoute } from '../../config/types.js';
 import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 
-/** Resolves `body.model` (or the route's default) to an offering, an operation and a translator. */
+/**
+ * The offering a request without `model` gets: the first of the route's defaults (cheapest first)
+ * that can take this request's input, so that an image moderation is billed at the image rate and
+ * not refused for the text offering's sake; the first default when none can (the 400 then names it).
+ */
+function defaultModelFor(ctx: RequestContext): string | null {
+  const { route, gateway } = ctx;
+  if (route.defaultModels.length < 2) return route.defaultModel;
+  for (const id of route.defaultModels) {
+    const offering = gateway.offerings.get(id)!;
+    if (chooseUpstream(route, offering, gateway.providers.get(offering.providerId)!, ctx.body)) return id;
+  }
+  return route.defaultModel;
+}
+
+/** Resolves `body.model` (or the route's default for this request) to an offering, an operation and a translator. */
 export function routeRequest(ctx: RequestContext): void {
-  const id = ctx.body.model ?? ctx.route.defaultModel ?? undefined;
+  const id = ctx.body.model ?? defaultModelFor(ctx) ?? undefined;
   if (typeof id !== 'string') throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
   const offering = ctx.gateway.offerings.get(id);
   if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" does not exist; refresh the catalogue.`, { param: 'model' });
@@ -39,7 +54,7 @@ export function routeRequest(ctx: RequestContext): void {
   ctx.model = { offering, provider };
   meterOf(ctx)?.check(ctx);
   const choice = chooseUpstream(ctx.route, offering, provider, ctx.body);
-  if (!choice) throw wrongEndpoint(ctx.gateway, ctx.route, offering, provider);
+  if (!choice) throw wrongEndpoint(ctx.gateway, ctx.route, offering, provider, ctx.body);
   const format = provider.operations[choice.operation]!.format;
   ctx.upstream = { choice, format };
   ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
