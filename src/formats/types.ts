@@ -10,6 +10,8 @@ export interface ClientFormat {
   streamErrorFrame(error: GatewayError): string;
   /** The frame that ends a successful stream, if the format has one. */
   streamDoneFrame: string | null;
+  /** The header this format's clients send to opt into beta features (spec 9: not used), or null. */
+  readonly betaHeader: string | null;
   /** How a request of this format is sized in tokens; null for formats no token meter serves. */
   tokens: TokenReader | null;
 }

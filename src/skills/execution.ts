@@ -61,6 +61,7 @@ export function prepareSkillsExecution(ctx: RequestContext): void {
   const execution = checkSkillsExecution(ctx.body, ctx.req.headers, {
     modelId: offering.id, modelSkills: offering.skills, source: provider.skills?.source ?? null, builtins: provider.skills?.list ?? [],
     versionHeaders: ctx.route.requiredHeaders.flatMap((h) => [h.name, ...h.aliases]),
+    betaHeader: ctx.format.betaHeader,
   });
   checked.set(ctx, execution);
   ctx.features.push('skills');

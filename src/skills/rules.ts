@@ -25,6 +25,8 @@ export interface SkillContext {
   builtins: readonly BuiltinSkill[];
   /** The route's version header and its aliases (routes/messages.yaml `require_headers`). */
   versionHeaders: readonly string[];
+  /** The client format's beta header (src/formats), refused on an execution; null: the format has none. */
+  betaHeader: string | null;
 }
 
 /** A checked execution: its operation id and the skills it loads. */
@@ -54,12 +56,10 @@ export function operationIdOf(headers: IncomingHttpHeaders): string {
   return value.trim();
 }
 
-/** The messages client format's beta header (spec 9: beta headers are not used). */
-const BETA_HEADER = 'anthropic-beta';
-
-function checkHeaders(headers: IncomingHttpHeaders, versionHeaders: readonly string[]): void {
-  if (headers[BETA_HEADER] !== undefined) throw refuse('version header', 'send no beta headers; the gateway sets what the vendor needs.');
-  const version = versionHeaders.map((name) => headers[name]).find((v) => v !== undefined);
+/** Spec 9: beta headers are not used; the execution's version header is the documented one. */
+function checkHeaders(headers: IncomingHttpHeaders, ctx: SkillContext): void {
+  if (ctx.betaHeader !== null && headers[ctx.betaHeader] !== undefined) throw refuse('version header', 'send no beta headers; the gateway sets what the vendor needs.');
+  const version = ctx.versionHeaders.map((name) => headers[name]).find((v) => v !== undefined);
   if (version !== SKILL_LIMITS.version) throw refuse('version header', `send the version header ${SKILL_LIMITS.version}.`);
 }
 
@@ -112,7 +112,7 @@ function checkTools(body: Json): void {
 /** Checks every requirement of spec 4.6 on the request; returns the operation id and the skills loaded. */
 export function checkSkillsExecution(body: Json, headers: IncomingHttpHeaders, ctx: SkillContext): SkillExecution {
   const operationId = operationIdOf(headers);
-  checkHeaders(headers, ctx.versionHeaders);
+  checkHeaders(headers, ctx);
   if (body.stream === true) throw refuse('stream', 'streaming is not supported: send "stream": false.', 'stream');
   if (typeof body.max_tokens !== 'number' || body.max_tokens > SKILL_LIMITS.maxTokens) throw refuse('max_tokens', `max_tokens must be at most ${SKILL_LIMITS.maxTokens}.`, 'max_tokens');
   const skills = checkContainer(body, ctx);

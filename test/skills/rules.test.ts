@@ -6,7 +6,7 @@ import { outputFileIds } from '../../src/skills/execution.js';
 const ctx = {
   modelId: 'm', modelSkills: new Set(['xlsx', 'pptx']), source: 'anthropic',
   builtins: ['xlsx', 'pptx', 'pdf'].map((id) => ({ id, displayTitle: id, latestVersion: '20251013', createdAt: '2025-10-13T00:00:00Z' })),
-  versionHeaders: ['anthropic-version', 'compat-version'],
+  versionHeaders: ['anthropic-version', 'compat-version'], betaHeader: 'anthropic-beta',
 };
 const tools = () => [
   { type: SKILL_LIMITS.codeExecution.type, name: 'code_execution' },
@@ -41,6 +41,8 @@ describe('skills rules (spec 4.6)', () => {
     expect(refused(body({ tools: [tools()[0], { ...tools()[1], allowed_domains: undefined }] }))).toEqual(['invalid_request', 'tools', 'tools.allowed_domains']);
     expect(refused(body({ tools: [tools()[0], { ...tools()[1], max_uses: 0 }] }))).toEqual(['invalid_request', 'web_fetch limits', 'tools.max_uses']);
     expect(refused(body(), { ...headers, 'anthropic-beta': 'x' })).toEqual(['invalid_request', 'version header', null]);
+    // The beta header is the client format's (src/formats): a format without one refuses none.
+    expect(checkSkillsExecution(body(), { ...headers, 'anthropic-beta': 'x' }, { ...ctx, betaHeader: null }).operationId).toBe('op-1');
     expect(refused(body(), { ...headers, 'anthropic-version': '2026-10-21' })).toEqual(['invalid_request', 'version header', null]);
   });
 

@@ -34,6 +34,7 @@ export const anthropicMessagesFormat: ClientFormat = {
   errorBody,
   streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error)), 'error'),
   streamDoneFrame: null,
+  betaHeader: 'anthropic-beta',
   tokens: {
     estimateInputTokens: countMessagesPromptTokens,
     inputParam: 'messages',

@@ -12,5 +12,6 @@ export const nativeJsonFormat: ClientFormat = {
   errorBody: openaiChatFormat.errorBody,
   streamErrorFrame: openaiChatFormat.streamErrorFrame,
   streamDoneFrame: null,
+  betaHeader: null,
   tokens: null,
 };

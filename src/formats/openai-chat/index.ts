@@ -29,6 +29,7 @@ export const openaiChatFormat: ClientFormat = {
   // The official SDKs raise an APIError for a `data:` event that carries an `error` object.
   streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error))),
   streamDoneFrame: 'data: [DONE]\n\n',
+  betaHeader: null,
   tokens: {
     estimateInputTokens: (body) => countChatPromptTokens(body.messages as unknown[], body.tools as unknown[] | undefined),
     inputParam: 'messages',

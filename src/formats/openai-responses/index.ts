@@ -25,6 +25,7 @@ export const openaiResponsesFormat: ClientFormat = {
   // Before any event was sent the error is the first one; streams number it themselves (errorFrame).
   streamErrorFrame: (error: GatewayError) => responsesErrorFrame(error, 0),
   streamDoneFrame: null,
+  betaHeader: null,
   tokens: {
     estimateInputTokens: countResponsesPromptTokens,
     inputParam: 'input',
