@@ -22,6 +22,14 @@ export const BATCH_MS = 10;
 /** How long to wait before trying again when the descriptor is full (a non-blocking pipe nobody reads). */
 const RETRY_MS = 50;
 
+/** Lines dropped by every destination of the process since it started (gateway_log_lines_dropped_total). */
+let droppedInProcess = 0;
+
+/** How many log lines this process dropped because its output could not keep up (a counter: it only grows). */
+export function logLinesDropped(): number {
+  return droppedInProcess;
+}
+
 /** Every destination made, flushed at exit (weakly held: one that was dropped has nothing to say). */
 const live = new Set<WeakRef<BatchedFdDestination>>();
 let exitHookSet = false;
@@ -50,6 +58,7 @@ export class BatchedFdDestination {
   write(line: string): boolean {
     if (this.pendingBytes + line.length > this.maxBytes) {
       this.dropped += 1;
+      droppedInProcess += 1;
       return false;
     }
     this.pending.push(line);

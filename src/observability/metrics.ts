@@ -10,6 +10,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { logLinesDropped } from './log-destination.js';
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
@@ -138,6 +139,15 @@ export class BigIntCounter extends Labelled<bigint> implements Metric {
   }
   value(values: readonly string[] = []): bigint { return this.series.get(seriesKey(values))?.value ?? 0n; }
   collect(out: string[]): void { this.lines(out); }
+}
+
+/** An unlabelled counter kept by another module, read at every scrape (its reader must only grow). */
+export class ReadCounter implements Metric {
+  readonly type = 'counter' as const;
+  constructor(readonly name: string, readonly help: string, private readonly read: () => number) {
+    checkNames(name, []);
+  }
+  collect(out: string[]): void { out.push(`${this.name} ${formatValue(this.read())}`); }
 }
 
 /** A value read at scrape time; may be async. */
@@ -340,6 +350,7 @@ export class GatewayMetrics {
     this.configReloads = r.register(new Counter('gateway_config_reloads_total', 'Configuration reloads, by result (ok, error).', ['result']));
     this.residentMemory = r.register(new Gauge('gateway_process_resident_memory_bytes', 'Resident set size of the process, in bytes.').collectWith(() => process.memoryUsage.rss()));
     this.uptime = r.register(new Gauge('gateway_process_uptime_seconds', 'Seconds since the process started.').collectWith(() => process.uptime()));
+    r.register(new ReadCounter('gateway_log_lines_dropped_total', 'Log lines dropped because standard output could not keep up (its bound of lines waiting was full).', logLinesDropped));
     if (STAGE_DURATIONS) r.register(STAGE_DURATIONS);
     for (const scope of ['account', 'key']) for (const limit of ['requests', 'tokens', 'concurrency']) this.limiterRejections.init([scope, limit]);
     this.configReloads.init(['ok']).init(['error']);

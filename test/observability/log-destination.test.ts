@@ -7,7 +7,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BATCH_MS, BatchedFdDestination, type FdWrite } from '../../src/observability/log-destination.js';
+import { BATCH_MS, BatchedFdDestination, logLinesDropped, type FdWrite } from '../../src/observability/log-destination.js';
 
 interface Call { text: string; done: (err: NodeJS.ErrnoException | null, written: number) => void; length: number }
 
@@ -92,12 +92,15 @@ describe('batched log destination', () => {
   it('drops and counts lines past its bound while the descriptor does not take them', async () => {
     const fd = fakeFd();
     const dest = new BatchedFdDestination(1, 100, fd.write);
+    const droppedBefore = logLinesDropped();
     dest.write('x'.repeat(60));
     await batch();
     // One batch in flight; at most 100 characters wait behind it.
     expect(dest.write('a'.repeat(60))).toBe(true);
     expect(dest.write('b'.repeat(60))).toBe(false);
     expect(dest.dropped).toBe(1);
+    // The process-wide count behind gateway_log_lines_dropped_total.
+    expect(logLinesDropped()).toBe(droppedBefore + 1);
     fd.complete(0);
     fd.complete(1);
     expect(fd.out()).toBe('x'.repeat(60) + 'a'.repeat(60));

@@ -1,5 +1,7 @@
 /** The Prometheus registry and GatewayMetrics: the rendered text is parsed back and checked sample by sample. */
+import { openSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { BATCH_MS, BatchedFdDestination } from '../../src/observability/log-destination.js';
 import {
   BigIntCounter, Counter, DURATION_BUCKETS_SECONDS, Gauge, GatewayMetrics, Histogram, Registry, escapeLabelValue,
 } from '../../src/observability/metrics.js';
@@ -201,7 +203,7 @@ describe('GatewayMetrics', () => {
     'gateway_requests_total', 'gateway_request_duration_seconds', 'gateway_upstream_errors_total',
     'gateway_tokens_metered_total', 'gateway_cost_metered_nano_usd_total', 'gateway_holds_open',
     'gateway_limiter_rejections_total', 'gateway_streams_open', 'gateway_config_reloads_total',
-    'gateway_process_resident_memory_bytes', 'gateway_process_uptime_seconds',
+    'gateway_process_resident_memory_bytes', 'gateway_process_uptime_seconds', 'gateway_log_lines_dropped_total',
   ];
 
   it('declares every metric with HELP and TYPE, and pre-creates the bounded series at 0', async () => {
@@ -223,8 +225,22 @@ describe('GatewayMetrics', () => {
     expect(find(p, 'gateway_holds_open')).toHaveLength(0); // no source yet
     expect(Number(one(p, 'gateway_process_resident_memory_bytes'))).toBeGreaterThan(1_000_000);
     expect(Number(one(p, 'gateway_process_uptime_seconds'))).toBeGreaterThan(0);
+    expect(p.type.get('gateway_log_lines_dropped_total')).toBe('counter');
     expect(DURATION_BUCKETS_SECONDS[0]).toBe(0.0005);
     expect(DURATION_BUCKETS_SECONDS.at(-1)).toBe(60);
+  });
+
+  it('counts the log lines a destination dropped past its bound', async () => {
+    const m = new GatewayMetrics();
+    const before = Number(one(parse(await m.render()), 'gateway_log_lines_dropped_total'));
+    // A write that never finishes: the second line waits, the third is past the 10-byte bound. (What
+    // still waits at this test process's exit is flushed to /dev/null.)
+    const dest = new BatchedFdDestination(openSync('/dev/null', 'w'), 10, () => undefined);
+    dest.write('12345678\n');
+    await new Promise((ok) => setTimeout(ok, BATCH_MS * 3));
+    expect(dest.write('12345678\n')).toBe(true);
+    expect(dest.write('12345678\n')).toBe(false);
+    expect(Number(one(parse(await m.render()), 'gateway_log_lines_dropped_total'))).toBe(before + 1);
   });
 
   it('records what the pipeline reports', async () => {
