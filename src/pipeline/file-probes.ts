@@ -9,7 +9,8 @@
 import { GatewayError } from '../errors.js';
 import type { FilePartSpec, MultipartSpec, UploadedFile } from './bodies/multipart.js';
 import type { RequestContext } from './context.js';
-import { imageFormat, imageSize } from '../translate/image-input.js';
+import { imageDimensions } from '../files/verify/dimensions.js';
+import { imageFormat } from '../translate/image-input.js';
 import { measureDocx, measurePdf } from '../files/verify/documents.js';
 import { OFFICE_TYPES } from '../files/verify/package.js';
 
@@ -43,7 +44,7 @@ function probeImage(file: UploadedFile, mime: ReadonlySet<string> | null): Uploa
     const accepted = mime ? [...mime].map((m) => m.replace(/^image\//, '')).join(', ') : 'an image';
     throw new GatewayError('invalid_request', `The file in '${file.field}' is not a supported image (${format ?? 'unrecognised bytes'}; supported: ${accepted}).`, { param: file.field });
   }
-  const size = imageSize(file.data, format!);
+  const size = imageDimensions(file.data);
   return { ...file, contentType: type, facts: { ...file.facts, size_bytes: file.data.length, ...(size ? { width: size.width, height: size.height } : {}) } };
 }
 

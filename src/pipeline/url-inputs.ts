@@ -10,6 +10,7 @@
  * holding a data URL of the verified type, so a translator sees one form and no vendor is handed a
  * client URL. With `probe: pages` the input's pages are counted for the meters (`files:/<field>`).
  */
+import { parseDataUrl } from '../data-url.js';
 import { sniffType } from '../files/sniff.js';
 import { GatewayError } from '../errors.js';
 import { documentPages } from '../files/verify/documents.js';
@@ -20,8 +21,8 @@ import type { RequestContext } from './context.js';
 type Policy = NonNullable<RouteManifest['url_inputs']>;
 type Rule = Policy[string];
 
-/** `data:<type>;base64,<payload>`; the type is only what the client claims (the bytes are sniffed). */
-const DATA_URL = /^data:([a-z0-9.+/-]*)(;[a-z0-9=.+-]+)*;base64,([A-Za-z0-9+/]*={0,2})$/i;
+/** A data URL's payload: standard base64, padded or not (the declared type is only a claim: the bytes are sniffed). */
+const PAYLOAD = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function refused(field: string, reason: string): GatewayError {
   return new GatewayError('invalid_request', `${field}: ${reason}`, { param: field });
@@ -29,9 +30,9 @@ function refused(field: string, reason: string): GatewayError {
 
 /** The decoded bytes of a base64 data URL, refused past `maxBytes` before decoding. */
 function decodeDataUrl(field: string, text: string, maxBytes: number): Buffer {
-  const match = DATA_URL.exec(text);
-  if (!match) throw refused(field, 'expected a data URL (data:<type>;base64,...) or an https URL.');
-  const payload = match[3]!;
+  const url = parseDataUrl(text);
+  if (!url?.base64 || !PAYLOAD.test(url.payload)) throw refused(field, 'expected a data URL (data:<type>;base64,...) or an https URL.');
+  const payload = url.payload;
   if (Math.floor((payload.length * 3) / 4) - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) > maxBytes) {
     throw refused(field, `the input is larger than ${maxBytes} bytes.`);
   }

@@ -15,7 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import type http from 'node:http';
-import { imageFormat, imageSize } from '../translate/image-input.js';
+import { imageDimensions } from '../files/verify/dimensions.js';
+import { imageFormat } from '../translate/image-input.js';
 import { sendJsonAnswer, unknownKey } from './native.js';
 import type { Exchange, SimRoute } from './exchange.js';
 import { isRecord, type Rec } from './text.js';
@@ -127,7 +128,7 @@ export const MAX_IMAGE_BYTES = 4 * 1024 * 1024;
 export const IMAGE_SIDE = { min: 50, max: 2048 } as const;
 
 // The image format by magic bytes and the sizes in the headers: the same pure readers the gateway uses.
-export { imageFormat, imageSize };
+export { imageDimensions, imageFormat };
 
 /** Severity of `category` for an image: 0, 2, 4 or 6 from one byte of the SHA-256 of its bytes (mostly 0). */
 export function imageSeverity(seed: Buffer | string, category: TextCategory): number {
@@ -159,7 +160,7 @@ async function analyzeImage(x: Exchange): Promise<void> {
     if (bytes.length > MAX_IMAGE_BYTES) return fail(`The image is ${bytes.length} bytes; the limit is 4 MB (${MAX_IMAGE_BYTES} bytes).`);
     const format = imageFormat(bytes);
     if (!format) return fail('The image format is not supported (JPEG, PNG, GIF, BMP, TIFF or WEBP).');
-    const size = imageSize(bytes, format);
+    const size = imageDimensions(bytes);
     if (size && (Math.min(size.width, size.height) < IMAGE_SIDE.min || Math.max(size.width, size.height) > IMAGE_SIDE.max)) {
       return fail(`The image is ${size.width} x ${size.height} pixels; it must be from ${IMAGE_SIDE.min} x ${IMAGE_SIDE.min} to ${IMAGE_SIDE.max} x ${IMAGE_SIDE.max}.`);
     }

@@ -26,7 +26,8 @@
  * (submissions and polls alike); `omit_usage` on a poll answers `succeeded` without `analyzeResult`.
  */
 import { PDFDocument } from 'pdf-lib';
-import { imageFormat, imageSize } from '../translate/image-input.js';
+import { imageDimensions } from '../files/verify/dimensions.js';
+import { imageFormat } from '../translate/image-input.js';
 import type { Exchange, SimRoute } from './exchange.js';
 import { azureFaultResponse, checkApiVersion, invalidJson, sendAzureError, type SimMatch } from './azure-content-safety.js';
 import { sendJsonAnswer, unknownKey } from './native.js';
@@ -117,7 +118,7 @@ async function readDocument(bytes: Buffer): Promise<Document | string> {
   const format = imageFormat(bytes);
   const heif = bytes.subarray(4, 12).toString('latin1').startsWith('ftyphei') || bytes.subarray(4, 12).toString('latin1').startsWith('ftypmif1');
   if (format && format !== 'gif' && format !== 'webp') {
-    const size = imageSize(bytes, format);
+    const size = imageDimensions(bytes);
     return { pages: 1, size: [size?.width ?? 1000, size?.height ?? 1000, 'pixel'], keywords: '' };
   }
   if (heif) return { pages: 1, size: [1000, 1000, 'pixel'], keywords: '' };

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { imageDimensions } from '../files/verify/dimensions.js';
-import { imageFormat, imageSize } from '../translate/image-input.js';
+import { imageFormat } from '../translate/image-input.js';
 import type { RawRequest } from './anthropic-files.js';
 import { azureFaultResponse, checkApiVersion, sendAzureError, type SimMatch } from './azure-content-safety.js';
 import type { Exchange } from './exchange.js';
@@ -59,7 +59,7 @@ function measure(bytes: Buffer): Size | string {
   if (bytes.length === 0 || bytes.length > MAX_ANALYSIS_BYTES) return `The image size is not allowed to be zero or larger than ${MAX_ANALYSIS_BYTES} bytes.`;
   const format = imageFormat(bytes);
   if (!format) return 'The image format is not supported (JPEG, PNG, GIF, BMP, WEBP or TIFF).';
-  const size = imageDimensions(bytes) ?? imageSize(bytes, format) ?? (format === 'tiff' ? tiffSize(bytes) : undefined);
+  const size = imageDimensions(bytes) ?? (format === 'tiff' ? tiffSize(bytes) : undefined);
   if (!size) return 'The image header cannot be read.';
   if (Math.min(size.width, size.height) < ANALYSIS_SIDE.min || Math.max(size.width, size.height) > ANALYSIS_SIDE.max) {
     return `The image dimension is not allowed to be smaller than ${ANALYSIS_SIDE.min} and larger than ${ANALYSIS_SIDE.max}.`;

@@ -10,7 +10,8 @@
  * form's `model`.
  */
 import { Busboy } from '@fastify/busboy';
-import { imageFormat, imageSize } from '../translate/image-input.js';
+import { imageDimensions } from '../files/verify/dimensions.js';
+import { imageFormat } from '../translate/image-input.js';
 import type { SimMatch } from './azure-content-safety.js';
 import type { RawRequest } from './anthropic-files.js';
 import type { Exchange, SimRoute } from './exchange.js';
@@ -89,7 +90,7 @@ function checkImages(form: EditForm, model: string): Bad | null {
     const format = imageFormat(image);
     if (!format || !spec.formats.includes(format)) return bad(`Invalid image file. Supported formats for ${model}: ${spec.formats.join(', ')}.`, 'image');
     if (image.length >= spec.maxBytes) return bad(`Image too large: under ${spec.maxBytes} bytes for ${model}.`, 'image');
-    const size = imageSize(image, format);
+    const size = imageDimensions(image);
     if (spec.square && size && size.width !== size.height) return bad('Uploaded image must be square.', 'image');
   }
   if (form.mask && imageFormat(form.mask) !== 'png') return bad('Invalid mask file: it must be a PNG.', 'mask');

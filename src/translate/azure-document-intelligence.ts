@@ -11,7 +11,8 @@
  */
 import { GatewayError } from '../errors.js';
 import { azureCoreError } from './upstream-error.js';
-import { base64Payload, decodeBase64, imageFormat, imageSize } from './image-input.js';
+import { imageDimensions } from '../files/verify/dimensions.js';
+import { base64Payload, decodeBase64 } from './image-input.js';
 import type { TranslatedAnswer, Translator } from './types.js';
 
 /**
@@ -36,8 +37,7 @@ export function documentBytes(value: unknown, param: string): { base64: string; 
   const payload = base64Payload(text);
   const bytes = payload === null ? null : decodeBase64(payload);
   if (!bytes || bytes.length === 0) throw new GatewayError('invalid_request', `'${param}' is not valid base64 or a base64 data URL.`, { param });
-  const format = imageFormat(bytes);
-  const size = format ? imageSize(bytes, format) : undefined;
+  const size = imageDimensions(bytes);
   if (size && (Math.min(size.width, size.height) < IMAGE_SIDE.min || Math.max(size.width, size.height) > IMAGE_SIDE.max)) {
     throw new GatewayError('invalid_request', `The image in '${param}' is ${size.width} x ${size.height} pixels; it must be from ${IMAGE_SIDE.min} x ${IMAGE_SIDE.min} to ${IMAGE_SIDE.max} x ${IMAGE_SIDE.max}.`, { param });
   }

@@ -2,10 +2,12 @@
  * An image a client sends inline (spec 4.11, 4.12: "base64 or data URL"), or a temporary file that
  * `file_inputs` put inline: decoded and checked against an operation's limits when the translator is
  * created, so a refusal is a 400 naming the parameter before anything is reserved. The format comes
- * from the magic bytes, never from a declared type; sizes are read from the PNG, GIF, BMP and JPEG
- * headers (TIFF and WEBP sizes are left to the vendor).
+ * from the magic bytes, never from a declared type; sizes are read from the header by the one image
+ * size reader (src/files/verify/dimensions.ts; TIFF sizes are left to the vendor).
  */
 import { GatewayError } from '../errors.js';
+import { parseDataUrl } from '../data-url.js';
+import { imageDimensions } from '../files/verify/dimensions.js';
 
 /** The image formats recognised by their first bytes. */
 export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'bmp' | 'tiff' | 'webp';
@@ -34,21 +36,6 @@ export function imageFormat(b: Buffer): ImageFormat | undefined {
   return undefined;
 }
 
-/** Width and height from a PNG, GIF, BMP or baseline/progressive JPEG header; undefined otherwise. */
-export function imageSize(b: Buffer, format: ImageFormat): { width: number; height: number } | undefined {
-  if (format === 'png' && b.length >= 24) return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
-  if (format === 'gif' && b.length >= 10) return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
-  if (format === 'bmp' && b.length >= 26) return { width: Math.abs(b.readInt32LE(18)), height: Math.abs(b.readInt32LE(22)) };
-  if (format !== 'jpeg') return undefined;
-  // Segments from the first marker after SOI to a start-of-frame (SOF0-SOF15 but DHT, JPG, DAC).
-  for (let at = 2; at + 9 <= b.length && b[at] === 0xff;) {
-    const marker = b[at + 1]!;
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return { width: b.readUInt16BE(at + 7), height: b.readUInt16BE(at + 5) };
-    at += 2 + b.readUInt16BE(at + 2);
-  }
-  return undefined;
-}
-
 /**
  * Base64 (standard or URL-safe alphabet, padded or not, line breaks allowed) to bytes; null when the
  * text is not base64 or decodes to nothing.
@@ -66,9 +53,8 @@ export function decodeBase64(text: string): Buffer | null {
 /** The base64 payload of a data URL (`data:<type>[;params];base64,<payload>`), the text itself otherwise, or null for a data URL that is not base64. */
 export function base64Payload(value: string): string | null {
   if (!/^data:/i.test(value)) return value;
-  const comma = value.indexOf(',');
-  if (comma < 0 || !/;base64$/i.test(value.slice(0, comma))) return null;
-  return value.slice(comma + 1);
+  const url = parseDataUrl(value);
+  return url?.base64 ? url.payload : null;
 }
 
 /** Decodes and checks `value` (base64 or a data URL) under `limits`; a 400 naming `param` otherwise. */
@@ -82,7 +68,7 @@ export function readImageInput(value: unknown, param: string, limits: ImageLimit
   const format = imageFormat(bytes);
   const names = limits.formats.map((f) => f.toUpperCase());
   if (!format || !limits.formats.includes(format)) throw refuse(`'${param}' is not a ${names.slice(0, -1).join(', ')} or ${names.at(-1)} image (judged by its first bytes).`);
-  const size = imageSize(bytes, format);
+  const size = imageDimensions(bytes);
   if (size && (Math.min(size.width, size.height) < limits.minSide || Math.max(size.width, size.height) > limits.maxSide)) {
     throw refuse(`The image is ${size.width} x ${size.height} pixels; it must be from ${limits.minSide} x ${limits.minSide} to ${limits.maxSide} x ${limits.maxSide}.`);
   }

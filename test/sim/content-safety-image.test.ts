@@ -6,7 +6,7 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { imageFormat, imageSize } from '../../src/sim/azure-content-safety.js';
+import { imageDimensions, imageFormat } from '../../src/sim/azure-content-safety.js';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
 import { png } from '../helpers/images.js';
 import { simCall, type RawAnswer } from './helpers.js';
@@ -70,10 +70,10 @@ describe('Azure Content Safety POST /contentsafety/image:analyze', () => {
   it('reads formats by magic bytes and sizes from headers', () => {
     const gif = Buffer.from('GIF89a\x40\x00\x30\x00', 'latin1');
     expect(imageFormat(gif)).toBe('gif');
-    expect(imageSize(gif, 'gif')).toEqual({ width: 64, height: 48 });
+    expect(imageDimensions(gif)).toEqual({ width: 64, height: 48 });
     const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0x00, 0x00, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0x60, 0x00, 0x80, 0x03]);
     expect(imageFormat(jpeg)).toBe('jpeg');
-    expect(imageSize(jpeg, 'jpeg')).toEqual({ width: 128, height: 96 });
+    expect(imageDimensions(jpeg)).toEqual({ width: 128, height: 96 });
     expect(imageFormat(Buffer.from('RIFF\x00\x00\x00\x00WEBPVP8 ', 'latin1'))).toBe('webp');
     expect(imageFormat(Buffer.from('II*\x00', 'latin1'))).toBe('tiff');
     expect(imageFormat(Buffer.from('%PDF-1.4'))).toBeUndefined();

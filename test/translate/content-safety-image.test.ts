@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { decodeBase64, imageFormat, imageSize } from '../../src/translate/image-input.js';
+import { imageDimensions } from '../../src/files/verify/dimensions.js';
+import { decodeBase64, imageFormat } from '../../src/translate/image-input.js';
 import { createTranslator } from '../../src/translate/registry.js';
 import { gifHeader, png } from '../helpers/images.js';
 
@@ -88,10 +89,12 @@ describe('image-input', () => {
     const webp = Buffer.concat([Buffer.from('RIFF\0\0\0\0WEBP', 'latin1'), Buffer.alloc(8)]);
     expect([png(1, 1), jpeg, gifHeader(1, 1), bmp, Buffer.from('II*\0', 'latin1'), Buffer.from('MM\0*', 'latin1'), webp, Buffer.from('hello')].map((b) => imageFormat(b)))
       .toEqual(['png', 'jpeg', 'gif', 'bmp', 'tiff', 'tiff', 'webp', undefined]);
-    expect(imageSize(png(70, 90), 'png')).toEqual({ width: 70, height: 90 });
-    expect(imageSize(bmp, 'bmp')).toEqual({ width: 300, height: 200 });
-    expect(imageSize(jpeg, 'jpeg')).toEqual({ width: 300, height: 100 });
-    expect(imageSize(webp, 'webp')).toBeUndefined();
+    // Sizes come from the one reader (src/files/verify/dimensions.ts); a WebP without a frame header has none.
+    expect(imageDimensions(png(70, 90))).toEqual({ width: 70, height: 90 });
+    expect(imageDimensions(gifHeader(64, 48))).toEqual({ width: 64, height: 48 });
+    expect(imageDimensions(bmp)).toEqual({ width: 300, height: 200 });
+    expect(imageDimensions(jpeg)).toEqual({ width: 300, height: 100 });
+    expect(imageDimensions(webp)).toBeNull();
   });
 
   it('decodes base64 strictly: impossible lengths, stray padding and mixed alphabets are null', () => {

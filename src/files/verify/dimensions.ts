@@ -1,7 +1,9 @@
 /**
- * The pixel size of a PNG, JPEG or WebP image, read from its header (no decoding): a video reference
- * image must have exactly the requested size (spec 4.16), and a flex image is billed by the size it
- * actually has (spec 4.14). Pure; null when the bytes are not a readable image of these types.
+ * The pixel size of a PNG, JPEG, GIF, BMP or WebP image, read from its header (no decoding): the one
+ * reader for every check of an image's size. A video reference image must have exactly the requested
+ * size (spec 4.16), a flex image is billed by the size it actually has (spec 4.14), and inline images
+ * and uploads are held to an operation's pixel limits (src/translate/image-input.ts, file probes).
+ * Pure; null when the bytes are not a readable image of these types (TIFF sizes are left to the vendor).
  */
 
 /** Width and height in pixels. */
@@ -36,6 +38,18 @@ function jpeg(b: Buffer): Dimensions | null {
   return null;
 }
 
+/** GIF (87a or 89a): the logical screen's width and height, little-endian 16-bit. */
+function gif(b: Buffer): Dimensions | null {
+  if (b.length < 10 || !/^GIF8[79]a$/.test(b.toString('latin1', 0, 6))) return null;
+  return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
+}
+
+/** BMP: the info header's signed 32-bit width and height (a negative height is a top-down bitmap). */
+function bmp(b: Buffer): Dimensions | null {
+  if (b.length < 26 || b.toString('latin1', 0, 2) !== 'BM') return null;
+  return { width: Math.abs(b.readInt32LE(18)), height: Math.abs(b.readInt32LE(22)) };
+}
+
 /** WebP: lossy (VP8, 14-bit sizes in the key frame), lossless (VP8L, 14-bit packed) or extended (VP8X, 24-bit). */
 function webp(b: Buffer): Dimensions | null {
   if (b.length < 30 || b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WEBP') return null;
@@ -53,8 +67,8 @@ function webp(b: Buffer): Dimensions | null {
   return null;
 }
 
-/** The image's size, or null when it is not a PNG, JPEG or WebP whose header can be read. */
+/** The image's size, or null when it is not a PNG, JPEG, GIF, BMP or WebP whose header can be read. */
 export function imageDimensions(bytes: Buffer): Dimensions | null {
-  const found = png(bytes) ?? jpeg(bytes) ?? webp(bytes);
+  const found = png(bytes) ?? jpeg(bytes) ?? gif(bytes) ?? bmp(bytes) ?? webp(bytes);
   return found && found.width > 0 && found.height > 0 ? found : null;
 }

@@ -3,6 +3,7 @@
  * become text blocks, `image_url` parts image blocks (data: URLs as base64, http(s) URLs as url
  * sources), PDF `file` parts document blocks. A part this model cannot read is refused, naming it.
  */
+import { parseDataUrl } from '../../data-url.js';
 import { invalid, unsupported } from './errors.js';
 
 export type Block = Record<string, unknown>;
@@ -23,10 +24,6 @@ export function refuseExtraKeys(object: Record<string, unknown>, allowed: readon
   }
 }
 
-function dataUrl(url: string): { mediaType: string; data: string } | null {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return match ? { mediaType: match[1]!.toLowerCase(), data: match[2]! } : null;
-}
 
 function imageBlock(part: Part, param: string): Block {
   const image = part.image_url as { url?: unknown; detail?: unknown } | undefined;
@@ -35,10 +32,10 @@ function imageBlock(part: Part, param: string): Block {
   // This model reads every image at its own full resolution: "high" and "auto" ask for nothing more;
   // "low" asks for a cheaper, coarser reading it cannot give.
   if (image.detail === 'low') throw unsupported(`${param}.image_url.detail`, 'this model has no low-detail image mode');
-  const inline = dataUrl(image.url);
-  if (inline) {
+  const inline = parseDataUrl(image.url);
+  if (inline?.base64 && inline.mediaType) {
     if (!IMAGE_TYPES.has(inline.mediaType)) throw unsupported(`${param}.image_url`, `images must be JPEG, PNG, GIF or WebP (got ${inline.mediaType})`);
-    return { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } };
+    return { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.payload } };
   }
   if (/^https?:\/\//i.test(image.url)) return { type: 'image', source: { type: 'url', url: image.url } };
   throw unsupported(`${param}.image_url`, 'images must be base64 data: URLs or http(s) URLs');
@@ -49,11 +46,11 @@ function documentBlock(part: Part, param: string): Block {
   if (!file || typeof file !== 'object') throw invalid(`${param}.file`, `${param}.file must be an object.`);
   refuseExtraKeys(file, ['file_data', 'file_id', 'filename'], `${param}.file`);
   if (file.file_id !== undefined && file.file_id !== null) throw unsupported(`${param}.file.file_id`, 'send the file inline as "file_data"');
-  const inline = typeof file.file_data === 'string' ? dataUrl(file.file_data) : null;
-  if (!inline || inline.mediaType !== 'application/pdf') {
+  const inline = typeof file.file_data === 'string' ? parseDataUrl(file.file_data) : null;
+  if (!inline?.base64 || inline.mediaType !== 'application/pdf') {
     throw unsupported(`${param}.file`, 'files must be PDF documents sent as "file_data" data: URLs (data:application/pdf;base64,...)');
   }
-  const block: Block = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: inline.data } };
+  const block: Block = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: inline.payload } };
   if (typeof file.filename === 'string') block.title = file.filename;
   return block;
 }

@@ -85,3 +85,20 @@ describe('imageDimensions', () => {
     }
   });
 });
+
+describe('imageDimensions of GIF and BMP (inline images held to an operation\'s pixel limits)', () => {
+  it('reads the GIF logical screen and the BMP info header, a top-down bitmap by its absolute height', () => {
+    expect(imageDimensions(Buffer.from('GIF87a\x40\x01\xf0\x00', 'latin1'))).toEqual({ width: 320, height: 240 });
+    const bmp = Buffer.alloc(26);
+    bmp.write('BM', 0, 'latin1');
+    bmp.writeInt32LE(300, 18);
+    bmp.writeInt32LE(-200, 22);
+    expect(imageDimensions(bmp)).toEqual({ width: 300, height: 200 });
+  });
+
+  it('is null for truncated headers and for a zero side', () => {
+    expect(imageDimensions(Buffer.from('GIF89a\x40', 'latin1'))).toBeNull();
+    expect(imageDimensions(Buffer.from('BM\0\0', 'latin1'))).toBeNull();
+    expect(imageDimensions(Buffer.from('GIF89a\x00\x00\x30\x00', 'latin1'))).toBeNull();
+  });
+});
