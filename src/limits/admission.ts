@@ -6,8 +6,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Caller } from '../pipeline/auth-cache.js';
-import type { Demand } from '../meters/types.js';
-import type { LimitKind, LimitScope, Limits, Limiter, Ticket } from './types.js';
+import type { LimitKind, LimitScope, Limits, Limiter, LimiterDemand, Ticket } from './types.js';
 
 /** The scopes a caller's request counts against. */
 export function scopesOf(caller: Caller, defaults: Limits): LimitScope[] {
@@ -21,7 +20,7 @@ export function scopesOf(caller: Caller, defaults: Limits): LimitScope[] {
  * takes (0 on free routes and for meters the limiter does not count); its floor, the part the request
  * itself carries: more than a scope's limit is a 400 naming the field it was counted from.
  */
-export async function admit(limiter: Limiter, scopes: LimitScope[], demand: Demand, onReject: (scope: LimitScope['scope'], limit: LimitKind) => void): Promise<Ticket> {
+export async function admit(limiter: Limiter, scopes: LimitScope[], demand: LimiterDemand, onReject: (scope: LimitScope['scope'], limit: LimitKind) => void): Promise<Ticket> {
   const inputTokens = demand.limiterFloor;
   for (const s of scopes) {
     const tpm = s.limits.tokens_per_minute;

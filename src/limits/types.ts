@@ -14,6 +14,16 @@ export type LimitKind = 'requests' | 'tokens' | 'concurrency';
 /** One scope a request counts against (its account, and its key when the key has limits). */
 export interface LimitScope { scope: 'account' | 'key'; id: string; limits: Limits; }
 
+/** What a request counts against the quantity limit, in the limiter's own units (its per-minute bucket). */
+export interface LimiterDemand {
+  /** What the limiter's quantity bucket takes at admission (corrected to the bill's `limiterUnits` at the end). */
+  limiterUnits: number;
+  /** The part of `limiterUnits` the request itself carries, which no wait shrinks: above a scope's limit it is a 400, not a 429. */
+  limiterFloor: number;
+  /** The request field that floor was counted from (`messages`, `input`, `text`): that 400's `param`; null when none. */
+  floorParam: string | null;
+}
+
 /** What the limiter took for an admitted request, to give back or correct when it ends. */
 export interface Ticket { scopes: LimitScope[]; tokens: number; lease: string; }
 

@@ -6,22 +6,16 @@
  * other (quantity-meter.ts). Money stays exact: a hold is rounded up once, each usage row once.
  */
 import type { UsageRowInput } from '../ledger/types.js';
+import type { LimiterDemand } from '../limits/types.js';
 import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 /**
- * What the request counts against the rate limiter's quantity limit, in the limiter's own units
- * (src/limits: its per-minute bucket); 0 for meters the limiter does not count. A meter may carry
- * more of its own in its demand (e.g. the token meter's input estimate) for its `quote`.
+ * A meter's demand: what the request counts against the rate limiter (src/limits/types.ts, whose type
+ * it is); 0 for meters the limiter does not count. A meter may carry more of its own in its demand
+ * (e.g. the token meter's input estimate) for its `quote`.
  */
-export interface Demand {
-  /** What the limiter's quantity bucket takes at admission (corrected to the bill's `limiterUnits` at the end). */
-  limiterUnits: number;
-  /** The part of `limiterUnits` the request itself carries, which no wait shrinks: above a scope's limit it is a 400, not a 429. */
-  limiterFloor: number;
-  /** The request field that floor was counted from (`messages`, `input`, `text`): that 400's `param`; null when none. */
-  floorParam: string | null;
-}
+export type Demand = LimiterDemand;
 
 /** Where a bill reports what was metered (the gateway's metrics; absent in unit tests). */
 export type MeterMetrics = Pick<GatewayMetrics, 'metered'>;
