@@ -44,13 +44,19 @@ export function scheduleError(schedule: string): string | null {
 export class Jobs {
   private readonly specs = new Map<string, JobSpec>();
   private readonly crons: Cron[] = [];
+  /** Scheduled ticks in progress: stop() waits for them, so a drain never closes the store under one. */
+  private readonly running = new Set<Promise<JobRun | null>>();
 
   constructor(private readonly db: Db, private readonly log: (message: string, fields: Record<string, unknown>) => void) {}
 
   /** Schedules `spec`; a tick never overlaps the job's previous run (croner's `protect`). */
   add(spec: JobSpec): void {
     this.specs.set(spec.name, spec);
-    this.crons.push(new Cron(spec.schedule, { protect: true }, async () => { await this.tick(spec.name); }));
+    this.crons.push(new Cron(spec.schedule, { protect: true }, async () => {
+      const run = this.tick(spec.name);
+      this.running.add(run);
+      try { await run; } finally { this.running.delete(run); }
+    }));
   }
 
   /** The names of the registered jobs. */
@@ -85,8 +91,9 @@ export class Jobs {
     return { job: name, ran: result !== null, result };
   }
 
-  /** Stops every schedule (runs in progress finish). */
+  /** Stops every schedule, then waits for the scheduled runs in progress to finish (a tick never throws). */
   async stop(): Promise<void> {
     for (const cron of this.crons) cron.stop();
+    await Promise.all(this.running);
   }
 }

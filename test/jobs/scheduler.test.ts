@@ -111,6 +111,24 @@ describe(`scheduled jobs (${storeKind})`, () => {
     expect(idle.calls.run).toBe(0);
   });
 
+  it('stop() waits for a scheduled run in progress, so a drain never closes the store under it', async () => {
+    const { jobs } = await jobsOn();
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let started!: () => void;
+    const running = new Promise<void>((r) => { started = r; });
+    let finished = false;
+    jobs.add({ name: 'slow', schedule: '* * * * * *', run: async () => { started(); await held; finished = true; return { done: 1 }; } });
+    await running;
+    let stopped = false;
+    const stopping = jobs.stop().then(() => { stopped = true; });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(finished).toBe(true);
+  });
+
   it.runIf(storeKind === 'postgres')('skips a run that another process holds (PostgreSQL advisory lock)', async () => {
     const store = await openTestDb();
     const { openDb } = await import('../../src/store/db.js');
