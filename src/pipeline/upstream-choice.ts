@@ -1,9 +1,10 @@
 /**
  * Picks the operation a proxy route calls for a model: the first of the route's upstreams that the
  * model's provider offers and whose conditions hold, on the model (`native_responses`) and on the
- * request (`present`, `absent`: read after the route's `file_inputs` rewrote it, so a file_id request routes as
- * its inline form: spec 4.11, 4.12). A model no upstream of this route can serve gets a 400 naming
- * the endpoints that do serve it (spec 4.4: "other models use the chat/completions-style endpoints").
+ * request (`present`, `absent`: read after the route's `file_inputs` rewrote it, so a file_id request
+ * routes as its inline form: spec 4.11, 4.12). A model no upstream of this route can serve gets a 400
+ * naming the endpoints that do serve it (spec 4.4: "other models use the chat/completions-style
+ * endpoints").
  */
 import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
 import { GatewayError } from '../errors.js';
