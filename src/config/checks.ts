@@ -147,7 +147,6 @@ export function chooseDefaultModels(routes: CompiledRoute[], offerings: Readonly
     if (model.default !== undefined) {
       const named = offerings.get(model.default);
       if (!named || !reaches(route, named, providers)) throw new ManifestError(route.file, '/model/default', `offering "${model.default}" does not exist or is not served by this route`);
-      route.defaultModel = named.id;
       route.defaultModels = [named.id];
       continue;
     }
@@ -155,6 +154,5 @@ export function chooseDefaultModels(routes: CompiledRoute[], offerings: Readonly
     // A stable sort: offerings of one price keep the catalogue's order.
     candidates.sort((a, b) => (cheaper(a, b) ? -1 : cheaper(b, a) ? 1 : 0));
     route.defaultModels = candidates.map((o) => o.id);
-    route.defaultModel = route.defaultModels[0] ?? null;
   }
 }

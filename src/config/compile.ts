@@ -167,8 +167,8 @@ async function compileRoutes(raw: RawGateway, wire: Map<string, object>): Promis
         pathParams: Object.fromEntries(Object.entries(u.path_params ?? {}).map(([name, pointer]) => [name, manifestPointer(file, `/upstreams/${i}/path_params/${name}`, pointer)])),
       })),
       requiredHeaders: (manifest.require_headers ?? []).map((h) => ({ name: h.name, aliases: h.aliases ?? [], values: new Set(h.values) })),
-      defaultModel: null,
       defaultModels: [],
+      get defaultModel() { return this.defaultModels[0] ?? null; },
       multipart: multipartOf(manifest),
       raw: rawOf(manifest),
     };

@@ -150,14 +150,14 @@ export interface CompiledRoute {
   billable: boolean;
   upstreams: RouteUpstream[];
   requiredHeaders: RequiredHeader[];
-  /** `model` may be omitted (spec 4.9-4.12): then this offering serves a request that names none. */
-  defaultModel: string | null;
   /**
-   * The offerings a request without `model` may get, in order: the manifest's named default alone, or
-   * every available offering the route reaches, cheapest first (defaultModel is the first). The route
-   * stage takes the first that can serve the request's input (an image moderation is not a text one).
+   * The offerings a request without `model` may get (spec 4.9-4.12), in order: the manifest's named
+   * default alone, or every available offering the route reaches, cheapest first. The route stage
+   * takes the first that can serve the request's input (an image moderation is not a text one).
    */
   defaultModels: readonly string[];
+  /** The first of defaultModels (derived), or null when `model` is required or nothing serves the route. */
+  readonly defaultModel: string | null;
   /** A multipart body's declared parts and limits; null for a JSON body. */
   multipart: MultipartSpec | null;
   /** A raw body's limits and the file part it becomes; null unless `body.type` is raw. */

@@ -28,6 +28,11 @@ export function chooseUpstream(route: CompiledRoute, offering: CompiledOffering,
   return route.upstreams.find((u) => servesModel(u, offering, provider) && servesRequest(u, body)) ?? null;
 }
 
+/** Whether the offering can take this request's input on this route (its provider's operations and the upstreams' conditions). */
+export function takesInput(gateway: CompiledGateway, route: CompiledRoute, offering: CompiledOffering, body: unknown): boolean {
+  return chooseUpstream(route, offering, gateway.providers.get(offering.providerId)!, body) !== null;
+}
+
 /** True when some request can reach the offering on this route (conditions on the request aside): boot checks and hints. */
 export function servesOffering(route: CompiledRoute, offering: CompiledOffering, provider: CompiledProvider): boolean {
   return route.upstreams.some((u) => servesModel(u, offering, provider));
@@ -40,7 +45,7 @@ export function servesOffering(route: CompiledRoute, offering: CompiledOffering,
 export function wrongEndpoint(gateway: CompiledGateway, route: CompiledRoute, offering: CompiledOffering, provider: CompiledProvider, body: unknown = {}): GatewayError {
   if (servesOffering(route, offering, provider)) {
     const able = [...gateway.offerings.values()].filter((o) => o.enabled && o.availability === 'available' && route.serviceTypes.has(o.serviceType)
-      && chooseUpstream(route, o, gateway.providers.get(o.providerId)!, body) !== null).map((o) => `"${o.id}"`).slice(0, 3);
+      && takesInput(gateway, route, o, body)).map((o) => `"${o.id}"`).slice(0, 3);
     const hint = able.length ? `use ${able.join(' or ')} instead` : 'choose another model';
     return new GatewayError('invalid_request', `The model "${offering.id}" cannot take this request's input on ${route.manifest.path}; ${hint}.`, { param: 'model' });
   }

@@ -20,7 +20,7 @@ import { jobKindOf } from '../job-kinds.js';
 import { skillsServices } from '../operation-ids.js';
 import type { Runtime, Stage } from '../stage.js';
 import type { CompiledRoute } from '../../config/types.js';
-import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
+import { chooseUpstream, takesInput, wrongEndpoint } from '../upstream-choice.js';
 
 /**
  * The offering a request without `model` gets: the first of the route's defaults (cheapest first)
@@ -30,11 +30,7 @@ import { chooseUpstream, wrongEndpoint } from '../upstream-choice.js';
 function defaultModelFor(ctx: RequestContext): string | null {
   const { route, gateway } = ctx;
   if (route.defaultModels.length < 2) return route.defaultModel;
-  for (const id of route.defaultModels) {
-    const offering = gateway.offerings.get(id)!;
-    if (chooseUpstream(route, offering, gateway.providers.get(offering.providerId)!, ctx.body)) return id;
-  }
-  return route.defaultModel;
+  return route.defaultModels.find((id) => takesInput(gateway, route, gateway.offerings.get(id)!, ctx.body)) ?? route.defaultModel;
 }
 
 /** Resolves `body.model` (or the route's default for this request) to an offering, an operation and a translator. */
