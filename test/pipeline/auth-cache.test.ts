@@ -4,6 +4,10 @@ import { AuthCache, type Caller } from '../../src/pipeline/auth-cache.js';
 const TTL = 2000;
 const KEY = 'gw-test-key';
 
+const caller = (keyId: string): Caller => ({ accountId: 'acct_1', keyId, accountLimits: null, keyLimits: null });
+/** Lets settled promises run their callbacks. */
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
 /** A store whose reads wait until the test answers them, and a clock the test moves. */
 function harness() {
   const reads: { key: string; answer: (caller: Caller | null) => void; fail: (error: Error) => void }[] = [];
@@ -12,12 +16,16 @@ function harness() {
   };
   let now = 1_000;
   const cache = new AuthCache(store, TTL, () => now);
-  return { cache, reads, advance: (ms: number) => { now += ms; } };
+  /** KEY looked up once and answered with `keyId`: the cache holds it, fresh. */
+  const prime = async (keyId: string) => {
+    const first = cache.authenticate(KEY);
+    await flush();
+    reads.at(-1)!.answer(caller(keyId));
+    await first;
+  };
+  return { cache, reads, prime, advance: (ms: number) => { now += ms; } };
 }
 
-const caller = (keyId: string): Caller => ({ accountId: 'acct_1', keyId, accountLimits: null, keyLimits: null });
-/** Lets settled promises run their callbacks. */
-const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('AuthCache', () => {
   it('reads a key once however many requests carry it while the read is in flight', async () => {
@@ -33,11 +41,8 @@ describe('AuthCache', () => {
   });
 
   it('refreshes an entry past half its life in the background, serving the cached answer meanwhile', async () => {
-    const { cache, reads, advance } = harness();
-    const first = cache.authenticate(KEY);
-    await flush();
-    reads[0]!.answer(caller('key_1'));
-    await first;
+    const { cache, reads, prime, advance } = harness();
+    await prime('key_1');
     advance(TTL * 0.4);
     expect((await cache.authenticate(KEY))?.keyId).toBe('key_1');
     expect(reads).toHaveLength(1); // young enough: no read
@@ -56,11 +61,8 @@ describe('AuthCache', () => {
   });
 
   it('waits for the store once an entry has expired unused', async () => {
-    const { cache, reads, advance } = harness();
-    const first = cache.authenticate(KEY);
-    await flush();
-    reads[0]!.answer(caller('key_1'));
-    await first;
+    const { cache, reads, prime, advance } = harness();
+    await prime('key_1');
     advance(TTL + 1);
     let settled = false;
     const next = cache.authenticate(KEY).then((c) => { settled = true; return c; });
@@ -86,11 +88,8 @@ describe('AuthCache', () => {
   });
 
   it('keeps serving a live entry when its background refresh fails, and fails the miss once it has expired', async () => {
-    const { cache, reads, advance } = harness();
-    const first = cache.authenticate(KEY);
-    await flush();
-    reads[0]!.answer(caller('key_1'));
-    await first;
+    const { cache, reads, prime, advance } = harness();
+    await prime('key_1');
     advance(TTL * 0.6);
     expect((await cache.authenticate(KEY))?.keyId).toBe('key_1');
     reads[1]!.fail(new Error('store unavailable'));
