@@ -5,7 +5,7 @@
  * forms describe, and the delivered text must be the whole answer's, in order.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { ChatStream, clientChunk } from '../../src/translate/openai-chat--openai-chat/stream.js';
+import { ChatStream, clientChunk, contentOnly } from '../../src/translate/openai-chat--openai-chat/stream.js';
 
 const UPSTREAM = 'gpt-4o-mini-2024-07-18';
 const compact = (delta: Record<string, unknown>, usage: unknown = null) =>
@@ -91,20 +91,59 @@ describe('ChatStream', () => {
     });
   }
 
-  it('parses only the first usual chunk, and gives the text delivered so far at any point (a checkpoint)', () => {
-    const stream = new ChatStream('gpt-4o-mini', false);
+  /** The chunks (JSON objects) JSON.parse was given while `fn` ran; decoding a content string alone is not one. */
+  function chunksParsed(fn: () => void): number {
     const parse = vi.spyOn(JSON, 'parse');
     try {
-      for (const w of words.slice(0, 10)) stream.push({ data: compact({ content: w }) });
-      // The usage chunk is parsed, and leaves the unparsed ones be (its text is none).
-      stream.push({ data: compact({}, { prompt_tokens: 1, completion_tokens: 10 }).replace(/"choices":\[[^\]]*\]/, '"choices":[]') });
-      expect(parse).toHaveBeenCalledTimes(2);
+      fn();
+      return parse.mock.calls.filter(([text]) => String(text).startsWith('{')).length;
     } finally {
       parse.mockRestore();
     }
+  }
+
+  it('parses only the first usual chunk, and gives the text delivered so far at any point (a checkpoint)', () => {
+    const stream = new ChatStream('gpt-4o-mini', false);
+    expect(chunksParsed(() => {
+      for (const w of words.slice(0, 10)) stream.push({ data: compact({ content: w }) });
+      // The usage chunk is parsed, and leaves the unparsed ones be (its text is none).
+      stream.push({ data: compact({}, { prompt_tokens: 1, completion_tokens: 10 }).replace(/"choices":\[[^\]]*\]/, '"choices":[]') });
+    })).toBe(2);
     expect(stream.deliveredText()).toBe(words.slice(0, 10).join(''));
     for (const w of words.slice(10, 20)) stream.push({ data: compact({ content: w }) });
     expect(stream.deliveredText()).toBe(words.slice(0, 20).join(''));
+  });
+
+  it('keeps a content-only chunk as its decoded text, never the chunk: nothing left to parse when the text is asked', () => {
+    const stream = new ChatStream('gpt-4o-mini', false);
+    const contents = ['Hello', ' "quoted" \\ back\\slash', '\n\tline', ' caf\u00e9 \u{1F600}', '', ' a longer token than thirteen characters'];
+    expect(chunksParsed(() => {
+      for (const content of contents) stream.push({ data: compact({ content }) });
+    })).toBe(1); // the first chunk, which names the upstream model
+    expect(chunksParsed(() => expect(stream.deliveredText()).toBe(contents.join('')))).toBe(0);
+  });
+
+  it('keeps any other usual chunk whole, and the text in order around it', () => {
+    const stream = new ChatStream('gpt-4o-mini', false);
+    const tool = { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] };
+    const twoChoices = JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: UPSTREAM,
+      choices: [{ index: 0, delta: { content: 'x' }, finish_reason: null }, { index: 1, delta: { content: 'y' }, finish_reason: null }], usage: null });
+    const datas = [compact({ content: 'a' }), compact({ content: 'b' }), compact(tool), compact({ content: 'c' }), compact({ content: 'd', refusal: null }), twoChoices, compact({ content: 'e' })];
+    for (const data of datas) stream.push({ data });
+    // The tool call's chunk and every usual chunk after it until the text is asked: kept whole, parsed then.
+    expect(chunksParsed(() => expect(stream.deliveredText()).toBe('ab{"city":cdxye'))).toBe(5);
+    stream.push({ data: compact({ content: 'f' }) });
+    expect(chunksParsed(() => expect(stream.deliveredText()).toBe('ab{"city":cdxyef'))).toBe(0);
+  });
+
+  it('reads a content-only delta exactly, and nothing else as one', () => {
+    expect(contentOnly(compact({ content: 'a\\"b' }))).toBe('a\\"b'); // an escaped backslash, then an escaped quote
+    expect(contentOnly(compact({ content: '"delta":{"content":"x"}' }))).toBe('"delta":{"content":"x"}');
+    expect(contentOnly(compact({ content: 'x', refusal: null }))).toBeNull();
+    expect(contentOnly(compact({ role: 'assistant', content: 'x' }))).toBeNull();
+    expect(contentOnly(compact({}))).toBeNull();
+    expect(contentOnly('{"choices":[{"delta":{"content":"bad \\x escape"}}]}')).toBeNull();
+    expect(contentOnly('{"choices":[{"delta":{"content":"unterminated')).toBeNull();
   });
 
   it('ends with an error on an error chunk or a malformed one, whatever came before', () => {
