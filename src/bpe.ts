@@ -16,7 +16,7 @@
  * mark (U+FEFF), so a run that starts with one is looked up without it, and no token that starts with
  * one is ever found (tiktoken would count such text one or two tokens lower).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 
@@ -47,19 +47,26 @@ function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   return h >>> 0;
 }
 
+/** A file's bytes, piece by piece: a fresh pass over the whole file each call. */
+export type FilePieces = () => Iterable<Uint8Array>;
+
 /**
  * Reads a `.tiktoken` file (one `<base64 bytes> <rank>` line per token, ranks 0, 1, 2, ... in order)
- * into a Vocabulary. Two passes over the file's bytes, so that nothing but the result is allocated.
+ * into a Vocabulary. Two passes over the file's pieces (count, then fill), so that nothing but the
+ * result is allocated: the 3.6 MB file itself is never held whole (a buffer of it stayed resident
+ * until the next full collection, issue 8's memory target).
  */
-export function parseTiktoken(file: Uint8Array): Vocabulary {
+export function parseTiktoken(pieces: FilePieces): Vocabulary {
   let tokens = 0;
   let total = 0;
   let digits = 0;
   let inToken = true;
-  for (let i = 0; i < file.length; i++) {
-    const c = file[i]!;
-    if (c === NEWLINE) { total += (digits * 6) >> 3; digits = 0; tokens += 1; inToken = true; } else if (c === SPACE) inToken = false;
-    else if (inToken && BASE64[c]! >= 0) digits += 1;
+  for (const piece of pieces()) {
+    for (let i = 0; i < piece.length; i++) {
+      const c = piece[i]!;
+      if (c === NEWLINE) { total += (digits * 6) >> 3; digits = 0; tokens += 1; inToken = true; } else if (c === SPACE) inToken = false;
+      else if (inToken && BASE64[c]! >= 0) digits += 1;
+    }
   }
   const bytes = new Uint8Array(total);
   const offsets = new Uint32Array(tokens + 1);
@@ -67,29 +74,51 @@ export function parseTiktoken(file: Uint8Array): Vocabulary {
   while (size < tokens * 2.5) size *= 2;
   const slots = new Int32Array(size).fill(-1);
   const mask = size - 1;
+  let id = 0;
   let out = 0;
-  let i = 0;
-  for (let id = 0; id < tokens; id++) {
-    offsets[id] = out;
-    let acc = 0;
-    let bits = 0;
-    for (; file[i] !== SPACE; i++) {
-      const v = BASE64[file[i]!]!;
-      if (v < 0) continue; // '=' padding
-      acc = ((acc << 6) | v) & 0xffffff;
-      bits += 6;
-      if (bits >= 8) { bits -= 8; bytes[out++] = (acc >> bits) & 0xff; }
+  let acc = 0;
+  let bits = 0;
+  let rank = 0;
+  inToken = true;
+  for (const piece of pieces()) {
+    for (let i = 0; i < piece.length && id < tokens; i++) {
+      const c = piece[i]!;
+      if (inToken) {
+        if (c === SPACE) { inToken = false; rank = 0; continue; }
+        const v = BASE64[c]!;
+        if (v < 0) continue; // '=' padding
+        acc = ((acc << 6) | v) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) { bits -= 8; bytes[out++] = (acc >> bits) & 0xff; }
+      } else if (c !== NEWLINE) {
+        rank = rank * 10 + c - 0x30;
+      } else {
+        if (rank !== id) throw new Error(`o200k_base.tiktoken: rank ${rank} on line ${id + 1} (expected ranks in order)`);
+        let slot = hashBytes(bytes, offsets[id]!, out) & mask;
+        while (slots[slot] !== -1) slot = (slot + 1) & mask;
+        slots[slot] = id;
+        id += 1;
+        offsets[id] = out;
+        inToken = true;
+        acc = 0;
+        bits = 0;
+      }
     }
-    let rank = 0;
-    for (i += 1; file[i] !== NEWLINE; i++) rank = rank * 10 + file[i]! - 0x30;
-    i += 1;
-    if (rank !== id) throw new Error(`o200k_base.tiktoken: rank ${rank} on line ${id + 1} (expected ranks in order)`);
-    let slot = hashBytes(bytes, offsets[id]!, out) & mask;
-    while (slots[slot] !== -1) slot = (slot + 1) & mask;
-    slots[slot] = id;
   }
-  offsets[tokens] = out;
   return { bytes, offsets, slots, mask };
+}
+
+/** A file read in 64 KiB pieces through one reused buffer. */
+function filePieces(path: string): FilePieces {
+  return function* pieces() {
+    const fd = openSync(path, 'r');
+    try {
+      const buffer = new Uint8Array(64 * 1024);
+      for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) yield buffer.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+  };
 }
 
 /** The token id of exactly bytes[start, end), or -1. */
@@ -186,7 +215,7 @@ let vocabulary: Vocabulary | null = null;
 function o200k(): Vocabulary {
   if (!vocabulary) {
     const file = createRequire(import.meta.url).resolve('gpt-tokenizer/data/o200k_base.tiktoken');
-    vocabulary = parseTiktoken(readFileSync(file));
+    vocabulary = parseTiktoken(filePieces(file));
   }
   return vocabulary;
 }

@@ -48,11 +48,18 @@ describe('countO200kTokens (the compact o200k table)', () => {
     }
   });
 
-  it('parses a .tiktoken file: base64 bytes and ranks in order', () => {
-    const file = Buffer.from(['YQ== 0', 'Yg== 1', 'YWI= 2', 'YWJj 3', ''].join('\n'));
-    const v = parseTiktoken(file);
-    expect([...v.offsets]).toEqual([0, 1, 2, 4, 7]);
-    expect(Buffer.from(v.bytes).toString()).toBe('abababc');
-    expect(() => parseTiktoken(Buffer.from('YQ== 1\n'))).toThrow(/rank 1/);
+  /** The file in pieces of `size` bytes (the last one shorter). */
+  const inPieces = (file: Uint8Array, size: number) => () =>
+    Array.from({ length: Math.ceil(file.length / size) }, (_, i) => file.subarray(i * size, (i + 1) * size));
+
+  it('parses a .tiktoken file: base64 bytes and ranks in order, however it is cut in pieces', () => {
+    const file = Buffer.from(['YQ== 0', 'Yg== 1', 'YWI= 2', 'YWJj 3', 'w6nDqQ== 4', ''].join('\n'));
+    for (let size = 1; size <= file.length; size++) {
+      const v = parseTiktoken(inPieces(file, size));
+      expect([...v.offsets], `pieces of ${size}`).toEqual([0, 1, 2, 4, 7, 11]);
+      expect(Buffer.from(v.bytes).toString(), `pieces of ${size}`).toBe('abababcéé');
+    }
+    expect(() => parseTiktoken(() => [Buffer.from('YQ== 1\n')])).toThrow(/rank 1/);
+    expect(() => parseTiktoken(inPieces(Buffer.from('YQ== 0\nYg== 12\n'), 3))).toThrow(/rank 12 on line 2/);
   });
 });
