@@ -142,6 +142,8 @@ describe('ChatStream', () => {
     expect(contentOnly(compact({ content: 'x', refusal: null }))).toBeNull();
     expect(contentOnly(compact({ role: 'assistant', content: 'x' }))).toBeNull();
     expect(contentOnly(compact({}))).toBeNull();
+    // A content-only delta after another one: the first one's text would be lost.
+    expect(contentOnly('{"choices":[{"index":0,"delta":{"refusal":"no"}},{"index":1,"delta":{"content":"x"}}],"usage":null}')).toBeNull();
     expect(contentOnly('{"choices":[{"delta":{"content":"bad \\x escape"}}]}')).toBeNull();
     expect(contentOnly('{"choices":[{"delta":{"content":"unterminated')).toBeNull();
   });

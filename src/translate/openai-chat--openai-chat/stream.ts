@@ -35,8 +35,8 @@ const CONTENT_ONLY = '"delta":{"content":"';
  * is a key: a quote inside a JSON string is escaped.
  */
 export function contentOnly(data: string): string | null {
-  const at = data.indexOf(CONTENT_ONLY);
-  if (at < 0) return null;
+  const at = data.indexOf('"delta":');
+  if (at < 0 || !data.startsWith(CONTENT_ONLY, at)) return null;
   const open = at + CONTENT_ONLY.length - 1;
   let close = open + 1;
   for (; close < data.length; close++) {
@@ -44,7 +44,7 @@ export function contentOnly(data: string): string | null {
     if (c === 0x5c) close++; // a backslash escapes the next character
     else if (c === 0x22) break;
   }
-  // The delta must end with its content, and be the chunk's only one.
+  // The delta (the chunk's first) must end with its content, and be the chunk's only one.
   if (data.charCodeAt(close + 1) !== 0x7d || data.indexOf('"delta":', close) >= 0) return null;
   try {
     // A fresh string: a slice of the chunk would keep the whole chunk (and the read it came in) alive.
