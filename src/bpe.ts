@@ -105,6 +105,7 @@ export function parseTiktoken(pieces: FilePieces): Vocabulary {
       }
     }
   }
+  if (id !== tokens) throw new Error(`o200k_base.tiktoken: ${id} of ${tokens} lines read on the second pass (the file changed)`);
   return { bytes, offsets, slots, mask };
 }
 

@@ -61,5 +61,8 @@ describe('countO200kTokens (the compact o200k table)', () => {
     }
     expect(() => parseTiktoken(() => [Buffer.from('YQ== 1\n')])).toThrow(/rank 1/);
     expect(() => parseTiktoken(inPieces(Buffer.from('YQ== 0\nYg== 12\n'), 3))).toThrow(/rank 12 on line 2/);
+    let passes = 0;
+    const shrinking = () => [Buffer.from(passes++ === 0 ? 'YQ== 0\nYg== 1\n' : 'YQ== 0\n')];
+    expect(() => parseTiktoken(shrinking)).toThrow(/1 of 2 lines/);
   });
 });
