@@ -9,8 +9,7 @@
 import { GatewayError } from '../errors.js';
 import type { FilePartSpec, MultipartSpec, UploadedFile } from './bodies/multipart.js';
 import type { RequestContext } from './context.js';
-import { imageDimensions } from '../files/verify/dimensions.js';
-import { imageFormat } from '../translate/image-input.js';
+import { imageDimensions, imageFormat } from '../files/verify/dimensions.js';
 import { measureDocx, measurePdf } from '../files/verify/documents.js';
 import { OFFICE_TYPES } from '../files/verify/package.js';
 

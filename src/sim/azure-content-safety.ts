@@ -15,8 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type http from 'node:http';
-import { imageDimensions } from '../files/verify/dimensions.js';
-import { imageFormat } from '../translate/image-input.js';
+import { imageDimensions, imageFormat } from '../files/verify/dimensions.js';
 import { sendJsonAnswer, unknownKey } from './native.js';
 import type { Exchange, SimRoute } from './exchange.js';
 import { isRecord, type Rec } from './text.js';

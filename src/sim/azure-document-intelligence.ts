@@ -26,8 +26,7 @@
  * (submissions and polls alike); `omit_usage` on a poll answers `succeeded` without `analyzeResult`.
  */
 import { PDFDocument } from 'pdf-lib';
-import { imageDimensions } from '../files/verify/dimensions.js';
-import { imageFormat } from '../translate/image-input.js';
+import { imageDimensions, imageFormat } from '../files/verify/dimensions.js';
 import type { Exchange, SimRoute } from './exchange.js';
 import { azureFaultResponse, checkApiVersion, invalidJson, sendAzureError, type SimMatch } from './azure-content-safety.js';
 import { sendJsonAnswer, unknownKey } from './native.js';

@@ -14,8 +14,7 @@
  * the simulator); an empty one is a 401. Faults scope by `azure-image-analysis`.
  */
 import { createHash } from 'node:crypto';
-import { imageDimensions } from '../files/verify/dimensions.js';
-import { imageFormat } from '../translate/image-input.js';
+import { imageDimensions, imageFormat } from '../files/verify/dimensions.js';
 import type { RawRequest } from './anthropic-files.js';
 import { azureFaultResponse, checkApiVersion, sendAzureError, type SimMatch } from './azure-content-safety.js';
 import type { Exchange } from './exchange.js';

@@ -10,8 +10,7 @@
  * form's `model`.
  */
 import { Busboy } from '@fastify/busboy';
-import { imageDimensions } from '../files/verify/dimensions.js';
-import { imageFormat } from '../translate/image-input.js';
+import { imageDimensions, imageFormat } from '../files/verify/dimensions.js';
 import type { SimMatch } from './azure-content-safety.js';
 import type { RawRequest } from './anthropic-files.js';
 import type { Exchange, SimRoute } from './exchange.js';

@@ -1,16 +1,13 @@
 /**
  * An image a client sends inline (spec 4.11, 4.12: "base64 or data URL"), or a temporary file that
  * `file_inputs` put inline: decoded and checked against an operation's limits when the translator is
- * created, so a refusal is a 400 naming the parameter before anything is reserved. The format comes
- * from the magic bytes, never from a declared type; sizes are read from the header by the one image
- * size reader (src/files/verify/dimensions.ts; TIFF sizes are left to the vendor).
+ * created, so a refusal is a 400 naming the parameter before anything is reserved. The format (from
+ * the magic bytes, never from a declared type) and the size are read by the one image header reader,
+ * src/files/verify/dimensions.ts (TIFF sizes are left to the vendor).
  */
 import { GatewayError } from '../errors.js';
 import { parseDataUrl } from '../data-url.js';
-import { imageDimensions } from '../files/verify/dimensions.js';
-
-/** The image formats recognised by their first bytes. */
-export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'bmp' | 'tiff' | 'webp';
+import { imageDimensions, imageFormat, type ImageFormat } from '../files/verify/dimensions.js';
 
 /** What an operation accepts. */
 export interface ImageLimits {
@@ -23,18 +20,6 @@ export interface ImageLimits {
 
 /** A decoded, checked image. */
 export interface ImageInput { bytes: Buffer; format: ImageFormat; /** Canonical base64 of the bytes. */ base64: string }
-
-/** The format by magic bytes, or undefined. */
-export function imageFormat(b: Buffer): ImageFormat | undefined {
-  const ascii = (from: number, to: number) => b.subarray(from, to).toString('latin1');
-  if (ascii(0, 8) === '\x89PNG\r\n\x1a\n') return 'png';
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
-  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'gif';
-  if (ascii(0, 2) === 'BM') return 'bmp';
-  if (ascii(0, 4) === 'II*\u0000' || ascii(0, 4) === 'MM\u0000*') return 'tiff';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
-  return undefined;
-}
 
 /**
  * Base64 (standard or URL-safe alphabet, padded or not, line breaks allowed) to bytes; null when the

@@ -24,7 +24,6 @@ export function refuseExtraKeys(object: Record<string, unknown>, allowed: readon
   }
 }
 
-
 function imageBlock(part: Part, param: string): Block {
   const image = part.image_url as { url?: unknown; detail?: unknown } | undefined;
   if (!image || typeof image.url !== 'string') throw invalid(`${param}.image_url.url`, `${param}.image_url.url must be a string.`);
