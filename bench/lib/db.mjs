@@ -1,11 +1,13 @@
-/** PostgreSQL: the admin connection, the bench database, backend activity sampling, commit latency. */
+/** PostgreSQL: the admin connection, the bench database, backend activity sampling, commit and ledger latency. */
 
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { CFG } from './config.mjs';
+import { CFG, ROOT } from './config.mjs';
 
 /** A PostgreSQL URL (a URL object), given the OS user as its user name when it names none and PGUSER is unset. */
 export function withUser(raw) {
@@ -109,5 +111,49 @@ export async function roundTripMs(databaseUrl, n = 200, idleMs = 10) {
     return { hotMs: median(hot), idleMs: median(idle), afterMs: idleMs };
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * The ledger's two statements alone, as the gateway sends them but from a bare client: the gateway's
+ * own prepared reserve (on a session with synchronous_commit off) and, `CFG.simLatencyMs` later, its
+ * durable settle of one usage row, for `seconds` at `rate` requests a second against `accountId` of
+ * the migrated database at `databaseUrl`. Medians of each round trip: what the two ledger calls on
+ * every metered request's path cost on this machine before any of the gateway's own code runs.
+ */
+export async function ledgerAloneMs(databaseUrl, accountId, rate = CFG.lowRate, seconds = 5) {
+  const { RESERVE_ONE, SETTLE_ONE } = await import(pathToFileURL(join(ROOT, 'dist/src/ledger/hold-statements.js')).href);
+  const pool = (options) => new pg.Pool({ connectionString: databaseUrl, max: 2, options });
+  const reserves = pool('-c enable_seqscan=off -c synchronous_commit=off');
+  const settles = pool('-c enable_seqscan=off');
+  const median = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  const timed = async (p, statement, values) => {
+    const start = performance.now();
+    await p.query({ name: statement.name, text: statement.text, values });
+    return performance.now() - start;
+  };
+  const tag = randomBytes(4).toString('hex');
+  const reserveMs = [];
+  const settleMs = [];
+  const request = async (i) => {
+    const hold = `hold_bench_${tag}_${i}`;
+    reserveMs.push(await timed(reserves, RESERVE_ONE, [hold, accountId, '1000', 60_000]));
+    await sleep(CFG.simLatencyMs);
+    const row = { id: `use_bench_${tag}_${i}`, request_id: `req_bench_${tag}_${i}`, model: 'bench', kind: 'tokens', quantity: '24', unit: 'token', amount: '500', details: {}, key_id: null };
+    settleMs.push(await timed(settles, SETTLE_ONE, [hold, accountId, JSON.stringify([row])]));
+  };
+  try {
+    const pending = [];
+    const start = performance.now();
+    for (let i = 0; i < rate * seconds; i++) {
+      const wait = start + (i * 1000) / rate - performance.now();
+      if (wait > 0) await sleep(wait);
+      pending.push(request(i).then(() => null, (error) => error));
+    }
+    const failed = (await Promise.all(pending)).find((e) => e !== null);
+    if (failed) throw failed;
+    return { reserveMs: median(reserveMs), settleMs: median(settleMs), rate };
+  } finally {
+    await Promise.all([reserves.end(), settles.end()]);
   }
 }
