@@ -38,7 +38,13 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
     ...(store?.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
     ...opts.env,
   };
-  const gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock, resolver: opts.resolver });
+  let gw: RunningGateway;
+  try {
+    gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock, resolver: opts.resolver });
+  } catch (error) {
+    await store?.dispose(); // a gateway that failed to start leaves no test database behind
+    throw error;
+  }
   const sim = gw.simulator!;
   const simCall = async (method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<void> => {
     const res = await request(`${sim.url}${path}`, { method, body: body ? JSON.stringify(body) : undefined, headers: { 'content-type': 'application/json' } });
