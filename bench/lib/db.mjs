@@ -9,6 +9,9 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { CFG, ROOT } from './config.mjs';
 
+/** The median of some timings (sorts them in place). */
+const median = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
 /** A PostgreSQL URL (a URL object), given the OS user as its user name when it names none and PGUSER is unset. */
 export function withUser(raw) {
   const url = new URL(raw);
@@ -81,7 +84,7 @@ export async function commitLatencyMs(databaseUrl, n = 200, { synchronous = true
       times.push(performance.now() - start);
     }
     await client.query('DROP TABLE bench_commit');
-    return times.sort((a, b) => a - b)[Math.floor(n / 2)];
+    return median(times);
   } finally {
     await client.end();
   }
@@ -95,7 +98,6 @@ export async function commitLatencyMs(databaseUrl, n = 200, { synchronous = true
 export async function roundTripMs(databaseUrl, n = 200, idleMs = 10) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const median = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
   try {
     const hot = [];
     const idle = [];
@@ -126,7 +128,6 @@ export async function ledgerAloneMs(databaseUrl, accountId, rate = CFG.lowRate, 
   const pool = (options) => new pg.Pool({ connectionString: databaseUrl, max: 2, options });
   const reserves = pool('-c enable_seqscan=off -c synchronous_commit=off');
   const settles = pool('-c enable_seqscan=off');
-  const median = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
   const timed = async (p, statement, values) => {
     const start = performance.now();
     await p.query({ name: statement.name, text: statement.text, values });

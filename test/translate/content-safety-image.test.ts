@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { imageDimensions } from '../../src/files/verify/dimensions.js';
-import { imageFormat } from '../../src/files/verify/dimensions.js';
+import { imageDimensions, imageFormat } from '../../src/files/verify/dimensions.js';
 import { decodeBase64 } from '../../src/translate/image-input.js';
 import { createTranslator } from '../../src/translate/registry.js';
 import { gifHeader, png } from '../helpers/images.js';

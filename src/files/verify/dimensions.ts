@@ -1,8 +1,9 @@
 /**
  * Image headers, the one reader of them: the format by its magic bytes (never a declared type), and
- * the pixel size of a PNG, JPEG, GIF, BMP or WebP image (no decoding), for every check of an image's size. A video reference image must have exactly the requested
- * size (spec 4.16), a flex image is billed by the size it actually has (spec 4.14), and inline images
- * and uploads are held to an operation's pixel limits (src/translate/image-input.ts, file probes).
+ * the pixel size of a PNG, JPEG, GIF, BMP or WebP image (no decoding), for every check of an image's
+ * size. A video reference image must have exactly the requested size (spec 4.16), a flex image is
+ * billed by the size it actually has (spec 4.14), and inline images and uploads are held to an
+ * operation's pixel limits (src/translate/image-input.ts, file probes).
  * Pure; null when the bytes are not a readable image of these types (TIFF sizes are left to the vendor).
  */
 
