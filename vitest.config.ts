@@ -8,6 +8,8 @@ const storeBound = ['test/{e2e,ledger,store,admin,cli,console,jobs}/**/*.test.ts
 
 export default defineConfig({
   test: {
+    // One migrated in-memory store, dumped once, that every in-memory test store starts from.
+    globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
       {
         test: { name: 'pglite', include: everything, env: { GATEWAY_TEST_STORE: 'pglite' }, testTimeout: 30_000, hookTimeout: 60_000 },

@@ -53,6 +53,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Resolves URL inputs' host names (tests map names to loopback); default the system resolver. */
   resolver?: Resolver;
+  /** For an in-memory store: the data directory it starts from (see memoryStoreTemplate; tests). */
+  memoryTemplate?: Blob;
 }
 
 /** Where the gateway's own lines go; `level` defaults to info (outages are warn, recoveries info). */
@@ -103,7 +105,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     if (up) log('store recovered', { store: storeTarget }, 'info');
     else log('store unavailable: requests answer 503 store_unavailable until it is back', { store: storeTarget, error }, 'error');
   });
-  const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir, availability: storeAvailability });
+  const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir, availability: storeAvailability, memoryTemplate: opts.memoryTemplate });
   const ledger = new Ledger(db);
   const metrics = new GatewayMetrics();
   metrics.setHoldsOpen(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM holds WHERE closed_at IS NULL'))[0]?.n ?? 0);

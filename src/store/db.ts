@@ -19,6 +19,8 @@ export interface OpenDbOptions {
   dataDir?: string;
   /** Told of every PostgreSQL outage and recovery (the embedded store cannot go away). */
   availability?: Availability;
+  /** For ':memory:': a migrated data directory from {@link memoryStoreTemplate} to start from. */
+  memoryTemplate?: Blob;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function openDb(opts: OpenDbOptions): Promise<Db> {
     db = await openPostgres(opts.databaseUrl, { availability: opts.availability });
   } else if (opts.dataDir) {
     const { openPglite } = await import('./pglite.js');
-    db = await openPglite(opts.dataDir);
+    db = await openPglite(opts.dataDir, { template: opts.memoryTemplate });
   } else {
     throw new TypeError("openDb needs databaseUrl or dataDir (use ':memory:' for a throwaway store)");
   }
@@ -43,6 +45,15 @@ export async function openDb(opts: OpenDbOptions): Promise<Db> {
     throw err;
   }
   return db;
+}
+
+/**
+ * A migrated in-memory store's data directory. Passed as `memoryTemplate`, it starts an in-memory
+ * store without initdb; migrations then find nothing to do unless the template is older than the code.
+ */
+export async function memoryStoreTemplate(): Promise<Blob> {
+  const { createPgliteTemplate } = await import('./pglite.js');
+  return createPgliteTemplate(async (db) => void (await migrate(db)));
 }
 
 /** The SQLSTATE of a database error from either driver ('23505' unique violation, ...), if any. */

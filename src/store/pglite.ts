@@ -10,6 +10,15 @@ const parsers = {
   [types.NUMERIC]: (value: string) => value,
 };
 
+/** Options for {@link openPglite}. */
+export interface PgliteOptions {
+  /**
+   * For ':memory:' only: a data directory made by {@link createPgliteTemplate} to start from instead of
+   * running initdb (about 0.5 s instead of 2.5 s here; the test suite opens one store per gateway).
+   */
+  template?: Blob;
+}
+
 function wrapTx(tx: Transaction): Tx {
   return {
     async query<T>(sql: string, params?: unknown[]) {
@@ -21,26 +30,7 @@ function wrapTx(tx: Transaction): Tx {
   };
 }
 
-/**
- * Opens PGlite at a data folder (created if missing), or in memory for ':memory:'. No migrations.
- * A folder is locked for this process until close(): StoreLockedError if another live process holds it.
- */
-export async function openPglite(dataDir: string): Promise<Db> {
-  let pg: PGlite;
-  let lock: DataDirLock | null = null;
-  if (dataDir === ':memory:') {
-    pg = await PGlite.create({ parsers });
-  } else {
-    mkdirSync(dataDir, { recursive: true });
-    // Before PGlite reads the folder: a second process must not even load it (issue 8).
-    lock = await acquireDataDirLock(dataDir);
-    try {
-      pg = await PGlite.create({ dataDir, parsers });
-    } catch (err) {
-      lock.release();
-      throw err;
-    }
-  }
+function wrapPglite(pg: PGlite, lock: DataDirLock | null): Db {
   return {
     kind: 'pglite',
     async query<T>(sql: string, params?: unknown[]) {
@@ -64,4 +54,37 @@ export async function openPglite(dataDir: string): Promise<Db> {
       }
     },
   };
+}
+
+/**
+ * Opens PGlite at a data folder (created if missing), or in memory for ':memory:'. No migrations.
+ * A folder is locked for this process until close(): StoreLockedError if another live process holds it.
+ */
+export async function openPglite(dataDir: string, opts: PgliteOptions = {}): Promise<Db> {
+  if (dataDir === ':memory:') {
+    return wrapPglite(await PGlite.create({ parsers, ...(opts.template ? { loadDataDir: opts.template } : {}) }), null);
+  }
+  mkdirSync(dataDir, { recursive: true });
+  // Before PGlite reads the folder: a second process must not even load it (issue 8).
+  const lock = await acquireDataDirLock(dataDir);
+  try {
+    return wrapPglite(await PGlite.create({ dataDir, parsers }), lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/**
+ * A fresh in-memory store, `prepare`d (migrated), dumped as an uncompressed data directory: the
+ * `template` of later in-memory stores.
+ */
+export async function createPgliteTemplate(prepare: (db: Db) => Promise<void>): Promise<Blob> {
+  const pg = await PGlite.create({ parsers });
+  try {
+    await prepare(wrapPglite(pg, null));
+    return await pg.dumpDataDir('none');
+  } finally {
+    await pg.close();
+  }
 }

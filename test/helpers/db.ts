@@ -3,9 +3,10 @@
  * GATEWAY_TEST_STORE=postgres gives a brand-new database on the server (dropped in dispose()).
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import pg from 'pg';
-import { describe } from 'vitest';
+import { describe, inject } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 
 /** Which store this vitest project runs on. */
@@ -32,10 +33,22 @@ async function adminQuery(sql: string): Promise<void> {
   }
 }
 
+let template: Promise<Blob | undefined> | undefined;
+
+/**
+ * The migrated data directory every in-memory test store starts from (test/helpers/global-setup.ts),
+ * read once per test file; undefined when the run has no global setup (a fresh initdb then).
+ */
+export function memoryTemplate(): Promise<Blob | undefined> {
+  const file = inject('memoryStoreTemplate');
+  template ??= file ? readFile(file).then((bytes) => new Blob([bytes])) : Promise.resolve(undefined);
+  return template;
+}
+
 /** PGlite in memory, or a brand-new PostgreSQL database dropped in dispose(). Migrations are applied. */
 export async function openTestDb(): Promise<{ db: Db; databaseUrl?: string; dispose(): Promise<void> }> {
   if (storeKind === 'pglite') {
-    const db = await openDb({ dataDir: ':memory:' });
+    const db = await openDb({ dataDir: ':memory:', memoryTemplate: await memoryTemplate() });
     return { db, dispose: () => db.close() };
   }
   const name = `gw_t_${randomBytes(6).toString('hex')}`;

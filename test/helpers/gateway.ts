@@ -8,7 +8,7 @@ import { parseUsd } from '../../src/money.js';
 import type { Simulator } from '../../src/sim/server.js';
 import type { Clock } from '../../src/clock.js';
 import type { Resolver } from '../../src/upstream/fetch/index.js';
-import { openTestDb, storeKind } from './db.js';
+import { memoryTemplate, openTestDb, storeKind } from './db.js';
 
 /** The admin token every test gateway is started with. */
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -30,8 +30,8 @@ export interface TestGateway {
 /** Boots a gateway with the project's manifests (or `configFile`) and test-friendly settings. */
 export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: LogFn; clock?: Clock; resolver?: Resolver } = {}): Promise<TestGateway> {
   // PostgreSQL tests give the gateway a brand-new database; PGlite tests run it on its own in-memory
-  // store (GATEWAY_DATA_DIR), which the gateway creates and migrates itself. Opening a test PGlite here
-  // as well cost a second PGlite start (about 2.5 s) per gateway, only to close it again.
+  // store (GATEWAY_DATA_DIR), which the gateway creates from the run's migrated template. Opening a test
+  // PGlite here as well cost a second PGlite start (about 2.5 s) per gateway, only to close it again.
   const store = storeKind === 'postgres' ? await openTestDb() : null;
   const env: Record<string, string> = {
     PORT: '0', SIM_PORT: '0', GATEWAY_DATA_DIR: ':memory:', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'silent',
@@ -40,7 +40,7 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
   };
   let gw: RunningGateway;
   try {
-    gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock, resolver: opts.resolver });
+    gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock, resolver: opts.resolver, memoryTemplate: store ? undefined : await memoryTemplate() });
   } catch (error) {
     await store?.dispose(); // a gateway that failed to start leaves no test database behind
     throw error;

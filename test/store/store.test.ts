@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, sqlState, type Db } from '../../src/store/db.js';
+import { memoryStoreTemplate, openDb, sqlState, type Db } from '../../src/store/db.js';
 import { loadMigrations, migrate, migrationsDir } from '../../src/store/migrate.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
-import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
+import { describeStore, memoryTemplate, openTestDb, storeKind } from '../helpers/db.js';
 
 describe('migration files', () => {
   it('are found under src/store/migrations from the project root', () => {
@@ -105,5 +105,27 @@ describe.skipIf(storeKind !== 'pglite')('PGlite data folder', () => {
     const mem = await openPglite(':memory:');
     expect(await mem.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     await mem.close();
+  });
+});
+
+describe.runIf(storeKind === 'pglite')('in-memory store template', () => {
+  it('starts migrated stores that share nothing with each other', async () => {
+    const template = await memoryStoreTemplate();
+    const first = await openDb({ dataDir: ':memory:', memoryTemplate: template });
+    const second = await openDb({ dataDir: ':memory:', memoryTemplate: template });
+    try {
+      expect(await migrate(first)).toEqual([]); // the template carries every migration
+      await first.query("INSERT INTO accounts (id, opening_nano, balance_nano) VALUES ('acct_t', 7, 7)");
+      expect(await first.query('SELECT balance_nano FROM accounts')).toEqual([{ balance_nano: '7' }]);
+      expect(await second.query('SELECT count(*)::int AS n FROM accounts')).toEqual([{ n: 0 }]);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it("is made once per run by the suite's global setup", async () => {
+    const template = await memoryTemplate();
+    expect(template?.size).toBeGreaterThan(1_000_000);
   });
 });
