@@ -2,10 +2,10 @@
  * Holds: reserve before the upstream call, then settle (charge actual usage), release (charge
  * nothing) or let the sweeper expire it. Exactly one of settle/release/sweep gives a hold's amount
  * back: the one that closes it. Calls are batched by group commit (one round trip and one commit for
- * the calls that arrive together): a batch of one runs its own prepared statement (hold-statements.ts),
- * a larger one the database functions of migration 003 (ledger_settle as redefined by 004, which also
- * stores each row's key_id; ledger_batch as redefined by 006). Lock order is always hold rows by id,
- * then account rows by id.
+ * the calls that arrive together; on PostgreSQL, settles apart from reserves and releases): a batch
+ * of one runs its own prepared statement (hold-statements.ts), a larger one the database functions of
+ * migration 003 (ledger_settle as redefined by 004, which also stores each row's key_id; ledger_batch
+ * as redefined by 006). Lock order is always hold rows by id, then account rows by id.
  */
 import type { Db } from '../store/db.js';
 import { GroupCommit } from './group-commit.js';
@@ -122,9 +122,18 @@ const EXPIRED_OPEN = 'closed_at IS NULL AND expires_at < now()';
 /** Group-committed hold operations over one store. */
 export class Holds {
   private readonly batches: GroupCommit<HoldOp, HoldResult>;
+  /** Where settles are batched: apart from reserves and releases on PostgreSQL, with them on PGlite. */
+  private readonly settles: GroupCommit<HoldOp, HoldResult>;
 
   constructor(private readonly db: Db) {
     this.batches = new GroupCommit((ops) => runBatch(db, ops));
+    // On PostgreSQL a settle commits durably and a reserve or a release need not wait for the WAL flush
+    // (migration 006), each on its own connections (src/store/postgres.ts). Batched together, a reserve
+    // that met a settle waited for the flush, and the asynchronous connections stood idle; batched
+    // apart, both run at once (three A/B runs here: 3-10% more requests a second in a closed loop, 8-21%
+    // less gateway CPU a request, p99 at 100 req/s 1.3-3.5 ms lower; issue 8). PGlite runs one statement
+    // at a time: there two batches only cost two commits where one did (20% fewer requests a second).
+    this.settles = db.kind === 'postgres' ? new GroupCommit((ops) => runBatch(db, ops)) : this.batches;
   }
 
   /** Reserves `amountNano` (>= 0) for at most `ttlMs`; false (nothing written) when it does not fit. */
@@ -143,7 +152,7 @@ export class Holds {
    */
   async settle(input: SettleInput): Promise<UsageRow[]> {
     const rows = storedRows(input.accountId, input.rows);
-    const result = await this.batches.submit({ kind: 'settle', input, rows });
+    const result = await this.settles.submit({ kind: 'settle', input, rows });
     if (result instanceof Error) throw result;
     return result as UsageRow[];
   }

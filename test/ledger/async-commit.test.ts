@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { batchStatement, RELEASE_ONE, RESERVE_ONE, SETTLE_ONE } from '../../src/ledger/hold-statements.js';
-import type { Queryable, Statement } from '../../src/store/db.js';
+import type { Db, Queryable, Statement } from '../../src/store/db.js';
 import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
 
 const X = 1_000_000n;
@@ -110,5 +110,41 @@ describeStore(`hold statements' commit mode (${storeKind})`, () => {
     expect(await modeOf('durable')).toBe('on');
     // The setting belongs to the async connections: the store's other statements keep the server's.
     expect((await t.db.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s"))[0]!.s).toBe('on');
+  });
+});
+
+/**
+ * Which statements the ledger sends when a settle and a reserve arrive in the same turn: on PostgreSQL
+ * each goes in its own batch (the reserve does not wait for the settle's WAL flush, and runs at the
+ * same time on the asynchronous connections); on PGlite, which runs one statement at a time, together.
+ */
+describeStore(`settles batched apart from reserves (${storeKind})`, () => {
+  let t: Awaited<ReturnType<typeof openTestDb>>;
+  const sent: string[] = [];
+  let ledger: Ledger;
+  beforeAll(async () => {
+    t = await openTestDb();
+    const recording: Db = { ...t.db, kind: t.db.kind, run: (statement, params) => { sent.push(`${statement.name}:${statement.commit}`); return t.db.run(statement, params); } };
+    ledger = new Ledger(recording);
+  });
+  afterAll(() => t?.dispose());
+
+  it('sends a settle and a reserve of the same turn together only on PGlite', async () => {
+    const accountId = (await ledger.createAccount({ balanceNano: 100n * X, creditLimitNano: 0n })).id;
+    const first = holdId();
+    expect(await ledger.reserve({ holdId: first, accountId, amountNano: X, ttlMs: 60_000 })).toBe(true);
+    sent.length = 0;
+    const second = holdId();
+    const row = { requestId: 'req_apart', model: 'm', kind: 'tokens', quantity: 1n, unit: 'token', amountNano: 5n, details: {} };
+    const [settled, reserved] = await Promise.all([
+      ledger.settle({ holdId: first, accountId, rows: [row] }),
+      ledger.reserve({ holdId: second, accountId, amountNano: X, ttlMs: 60_000 }),
+    ]);
+    expect(settled).toHaveLength(1);
+    expect(reserved).toBe(true);
+    expect(sent.sort()).toEqual(storeKind === 'postgres'
+      ? [`${RESERVE_ONE.name}:async`, `${SETTLE_ONE.name}:durable`].sort()
+      : ['ledger_batch:durable']);
+    expect(await ledger.getAccount(accountId)).toMatchObject({ balanceNano: 100n * X - X - 5n, heldNano: X, openHolds: 1 });
   });
 });
