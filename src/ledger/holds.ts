@@ -132,7 +132,8 @@ export class Holds {
     // that met a settle waited for the flush, and the asynchronous connections stood idle; batched
     // apart, both run at once (three A/B runs here: 3-10% more requests a second in a closed loop, 8-21%
     // less gateway CPU a request, p99 at 100 req/s 1.3-3.5 ms lower; issue 8). PGlite runs one statement
-    // at a time: there two batches only cost two commits where one did (20% fewer requests a second).
+    // at a time: there two batches only cost two commits where one did (20% fewer requests a second in
+    // one A/B run).
     this.settles = db.kind === 'postgres' ? new GroupCommit((ops) => runBatch(db, ops)) : this.batches;
   }
 

@@ -2,6 +2,8 @@
  * Vitest global setup: one migrated in-memory store's data directory, made once per run and written to
  * a temporary file that every in-memory test store starts from (test/helpers/db.ts). An in-memory
  * PGlite otherwise runs initdb in WASM, about 2.5 s here, and the suite opens one per test gateway.
+ * Made from the migrations as they are when vitest starts: restart a watching vitest after editing one
+ * (the template's checksum for it would no longer match, and migrate() refuses a changed migration).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

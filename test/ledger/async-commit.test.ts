@@ -124,7 +124,7 @@ describeStore(`settles batched apart from reserves (${storeKind})`, () => {
   let ledger: Ledger;
   beforeAll(async () => {
     t = await openTestDb();
-    const recording: Db = { ...t.db, kind: t.db.kind, run: (statement, params) => { sent.push(`${statement.name}:${statement.commit}`); return t.db.run(statement, params); } };
+    const recording: Db = { ...t.db, run: (statement, params) => { sent.push(`${statement.name}:${statement.commit}`); return t.db.run(statement, params); } };
     ledger = new Ledger(recording);
   });
   afterAll(() => t?.dispose());
