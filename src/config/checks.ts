@@ -64,7 +64,7 @@ export function checkInputFields(file: string, manifest: RouteManifest, requestS
 }
 
 /** Types the gateway's own parsers read (src/server/app.ts): a raw body can never receive them. */
-const PARSED_TYPES = ['application/json', 'multipart/form-data', 'text/plain'];
+const PARSED_TYPES = ['application/json', 'multipart/form-data'];
 
 /**
  * A raw body (issue 9 point 3) carries no fields: the route's parameters come from `query_fields` and

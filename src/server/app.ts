@@ -135,6 +135,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (route?.multipart || route?.raw) { done(null, payload); return; }
     done(unsupportedMediaType(), undefined);
   });
+  // text/plain is no JSON route's type: like any other it reaches a raw body route as bytes (a route may
+  // take text, as CSV or Markdown are uploaded, spec 4.5 rule 2) and is refused elsewhere, rather than
+  // read into a string by fastify's own parser.
+  app.removeContentTypeParser('text/plain');
   // Any other type (or none) is a raw body route's bytes, read as a stream under its own bound and
   // checked against its allow-list by the validate stage; every other route refuses it.
   app.addContentTypeParser('*', (req, payload, done) => {

@@ -43,13 +43,13 @@ async function recordingUpstream(): Promise<{ server: Server; url: string; recei
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
 }
 
-/** The test route: `path`, calling `operation`, with the PDF as its raw body. */
-function rawRoute(id: string, path: string, operation: string): string {
+/** The test route: `path`, calling `operation`, with the PDF as its raw body, sent as one of `mime`. */
+function rawRoute(id: string, path: string, operation: string, mime = 'application/pdf, application/octet-stream'): string {
   return [
     'version: 1', `id: ${id}`, 'summary: Redact a PDF sent as the whole body (test).', 'method: POST', `path: ${path}`,
     'format: native-json', 'handler: proxy', 'schemas: { request: native-json/documents-redact-pii-request.json }',
     'query_fields: [language, model]', 'service_types: [PII_REDACTION]', 'model: { required: false, default: pii-redaction }',
-    `body: { type: raw, part: document, max_bytes: ${MAX_BYTES}, mime: [application/pdf, application/octet-stream], probe: pdf }`,
+    `body: { type: raw, part: document, max_bytes: ${MAX_BYTES}, mime: [${mime}], probe: pdf }`,
     'file_answer: application/pdf',
     'meter: { page: { source: { counter: pages, of: ["files:/document"] }, headers: { quantity: X-Gateway-Pages, cost: X-Gateway-Cost-USD } } }',
     `upstreams: [{ operation: ${operation} }]`, '',
@@ -63,6 +63,8 @@ describeStore(`raw body route (${storeKind})`, () => {
     upstream = await recordingUpstream();
     const copy = await copyConfig();
     await copy.write('routes/pii-raw.yaml', rawRoute('pii-raw', '/v1/pii-raw', 'redact-pdf'));
+    // A route that takes text/plain too: a type node's HTTP stack would otherwise read as a string.
+    await copy.write('routes/pii-raw-text.yaml', rawRoute('pii-raw-text', '/v1/pii-raw-text', 'redact-pdf', 'application/pdf, text/plain'));
     await copy.write('routes/pii-raw-mismatch.yaml', rawRoute('pii-raw-mismatch', '/v1/pii-raw-mismatch', 'redact-pdf-as-json'));
     await copy.editYaml('providers/pii-redaction.yaml', (d) => {
       d.offerings[0].availability = 'available';
@@ -103,6 +105,16 @@ describeStore(`raw body route (${storeKind})`, () => {
     const b = await post(account.key, '/v1/pii-raw', pdf, { 'content-type': 'Application/Octet-Stream; x=1' });
     expect(b.status).toBe(200);
     expect(upstream.received[1]!.body.equals(pdf)).toBe(true);
+  });
+
+  it('takes text/plain bytes on a route that accepts text/plain, as a stream like any other type', async () => {
+    const account = await t.account('1');
+    const pdf = await pdfOf(1);
+    const a = await post(account.key, '/v1/pii-raw-text', pdf, { 'content-type': 'text/plain; charset=utf-8' });
+    expect(a.status, a.data.toString('utf8').slice(0, 300)).toBe(200);
+    expect(upstream.received).toHaveLength(1);
+    expect(upstream.received[0]!.body.equals(pdf)).toBe(true);
+    expect(a.headers['x-gateway-pages']).toBe('1');
   });
 
   it('refuses another Content-Type (or none) with a 400 naming the accepted ones, nothing sent or reserved', async () => {
