@@ -63,7 +63,7 @@ describeStore(`raw body route (${storeKind})`, () => {
     upstream = await recordingUpstream();
     const copy = await copyConfig();
     await copy.write('routes/pii-raw.yaml', rawRoute('pii-raw', '/v1/pii-raw', 'redact-pdf'));
-    // A route that takes text/plain too: a type node's HTTP stack would otherwise read as a string.
+    // A route that takes text/plain too (fastify's own text/plain parser once read it into a string).
     await copy.write('routes/pii-raw-text.yaml', rawRoute('pii-raw-text', '/v1/pii-raw-text', 'redact-pdf', 'application/pdf, text/plain'));
     await copy.write('routes/pii-raw-mismatch.yaml', rawRoute('pii-raw-mismatch', '/v1/pii-raw-mismatch', 'redact-pdf-as-json'));
     await copy.editYaml('providers/pii-redaction.yaml', (d) => {
