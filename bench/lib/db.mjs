@@ -124,10 +124,13 @@ export async function roundTripMs(databaseUrl, n = 200, idleMs = 10) {
  * every metered request's path cost on this machine before any of the gateway's own code runs.
  */
 export async function ledgerAloneMs(databaseUrl, accountId, rate = CFG.lowRate, seconds = 5) {
-  const { RESERVE_ONE, SETTLE_ONE } = await import(pathToFileURL(join(ROOT, 'dist/src/ledger/hold-statements.js')).href);
-  const pool = (options) => new pg.Pool({ connectionString: databaseUrl, max: 2, options });
-  const reserves = pool('-c enable_seqscan=off -c synchronous_commit=off');
-  const settles = pool('-c enable_seqscan=off');
+  const built = (module) => import(pathToFileURL(join(ROOT, 'dist/src', module)).href);
+  const { RESERVE_ONE, SETTLE_ONE } = await built('ledger/hold-statements.js');
+  const { STATEMENT_SESSIONS } = await built('store/postgres.js');
+  // The sessions the gateway's own statement pools open (src/store/postgres.ts), one per commit mode.
+  const pool = (commit) => new pg.Pool({ connectionString: databaseUrl, max: 2, options: STATEMENT_SESSIONS[commit] });
+  const reserves = pool(RESERVE_ONE.commit);
+  const settles = pool(SETTLE_ONE.commit);
   const timed = async (p, statement, values) => {
     const start = performance.now();
     await p.query({ name: statement.name, text: statement.text, values });

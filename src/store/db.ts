@@ -53,7 +53,7 @@ export async function openDb(opts: OpenDbOptions): Promise<Db> {
  */
 export async function memoryStoreTemplate(): Promise<Blob> {
   const { createPgliteTemplate } = await import('./pglite.js');
-  return createPgliteTemplate(async (db) => void (await migrate(db)));
+  return createPgliteTemplate(migrate);
 }
 
 /** The SQLSTATE of a database error from either driver ('23505' unique violation, ...), if any. */

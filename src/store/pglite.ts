@@ -79,7 +79,7 @@ export async function openPglite(dataDir: string, opts: PgliteOptions = {}): Pro
  * A fresh in-memory store, `prepare`d (migrated), dumped as an uncompressed data directory: the
  * `template` of later in-memory stores.
  */
-export async function createPgliteTemplate(prepare: (db: Db) => Promise<void>): Promise<Blob> {
+export async function createPgliteTemplate(prepare: (db: Db) => Promise<unknown>): Promise<Blob> {
   const pg = await PGlite.create({ parsers });
   try {
     await prepare(wrapPglite(pg, null));

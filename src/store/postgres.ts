@@ -26,7 +26,8 @@ const IDLE_TIMEOUT_NEVER = 0; // pg: an idleTimeoutMillis of 0 turns the timeout
  * Connections of each statement pool. Named statements (`run`, the ledger's) have two pools of their
  * own: `commit: 'async'` ones run with synchronous_commit off for the whole session, `durable` ones
  * with the server's setting (a setting made at connect, so a statement needs no SET of its own). The
- * ledger sends at most two batches at a time (src/ledger/group-commit.ts).
+ * ledger sends at most two batches of each commit mode at a time (src/ledger/group-commit.ts; settles
+ * apart from reserves and releases, src/ledger/holds.ts).
  */
 const STATEMENT_POOL_SIZE = 2;
 
@@ -37,6 +38,12 @@ const STATEMENT_POOL_SIZE = 2;
  * ledger's functions). Every named statement reaches its rows by primary key.
  */
 const INDEX_PLANS = '-c enable_seqscan=off';
+
+/** The session options of each statement pool, by the commit its statements declare (bench/lib/db.mjs uses them too). */
+export const STATEMENT_SESSIONS: Readonly<Record<Statement['commit'], string>> = {
+  durable: INDEX_PLANS,
+  async: `${INDEX_PLANS} -c synchronous_commit=off`,
+};
 
 function handle(client: pg.PoolClient): Tx {
   return {
@@ -68,8 +75,8 @@ export async function openPostgres(databaseUrl: string, opts: { max?: number; av
   const statementPool = (options: string): pg.Pool => new pg.Pool({
     connectionString: databaseUrl, max: STATEMENT_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: IDLE_TIMEOUT_NEVER, options,
   });
-  const durablePool = statementPool(INDEX_PLANS);
-  const asyncPool = statementPool(`${INDEX_PLANS} -c synchronous_commit=off`);
+  const durablePool = statementPool(STATEMENT_SESSIONS.durable);
+  const asyncPool = statementPool(STATEMENT_SESSIONS.async);
   const availability = opts.availability;
   let closed = false;
   // An idle client losing its connection must not crash the process; the next query reconnects.
