@@ -136,22 +136,22 @@ function exactRank(v: Vocabulary, bytes: Uint8Array, start: number, end: number)
   }
 }
 
-/** The token id of an ASCII string's bytes (its char codes), or -1 when it is not a token or not ASCII. */
-function asciiRank(v: Vocabulary, text: string): number {
+/** The token id of text[start, end) as bytes (its char codes), or -1 when it is not a token or not ASCII. */
+function asciiRank(v: Vocabulary, text: string, start: number, end: number): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c >= 0x80) return -1;
     h = Math.imul(h ^ c, 0x01000193);
   }
-  const length = text.length;
+  const length = end - start;
   for (let slot = (h >>> 0) & v.mask; ; slot = (slot + 1) & v.mask) {
     const id = v.slots[slot]!;
     if (id === -1) return -1;
     const from = v.offsets[id]!;
     if (v.offsets[id + 1]! - from !== length) continue;
     let k = 0;
-    while (k < length && v.bytes[from + k] === text.charCodeAt(k)) k++;
+    while (k < length && v.bytes[from + k] === text.charCodeAt(start + k)) k++;
     if (k === length) return id;
   }
 }
@@ -245,10 +245,15 @@ function isWellFormed(text: string): boolean {
   return true;
 }
 
-/** Tokens of a piece of the split (a word, a number, a run of spaces or punctuation). */
-function pieceCount(v: Vocabulary, piece: string): number {
-  if (piece.length === 1 && piece.charCodeAt(0) < 0x80) return 1;
-  if (asciiRank(v, piece) >= 0) return 1; // most pieces of most text: an ASCII word that is a token
+/**
+ * Tokens of the piece text[start, end) of the split (a word, a number, a run of spaces or
+ * punctuation). The usual pieces (one ASCII character, an ASCII word that is a token) are looked up
+ * in place; only the others are cut out as a string of their own.
+ */
+function pieceCount(v: Vocabulary, text: string, start: number, end: number): number {
+  if (end - start === 1 && text.charCodeAt(start) < 0x80) return 1;
+  if (asciiRank(v, text, start, end) >= 0) return 1; // most pieces of most text: an ASCII word that is a token
+  const piece = text.slice(start, end);
   const cached = mergeCache.get(piece);
   if (cached !== undefined) return cached;
   if (scratch.length < piece.length * 3) scratch = new Uint8Array(piece.length * 3 + 1024);
@@ -263,21 +268,44 @@ function pieceCount(v: Vocabulary, piece: string): number {
 }
 
 /**
- * The split pattern, an instance of our own: exec() with lastIndex runs about twice as fast as
- * matchAll(), which clones the regular expression on every call. Counting is synchronous, so one
- * instance is never used by two counts at once.
+ * The split pattern, as instances of our own. Its pieces follow one another with no gap (every
+ * character is a letter, mark, number, space or other, and each has an alternative), so each piece
+ * is matched where the last one ended, with a sticky copy and test(): no match array and no string
+ * per piece (a request's input estimate splits its whole prompt). Where no piece starts (never, for
+ * this pattern), the global copy finds the next one, as matching it alone would. Counting is
+ * synchronous, so no instance is used by two counts at once.
  */
 const SPLIT = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
+const SPLIT_HERE = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, `${O200K_TOKEN_SPLIT_REGEX.flags.replace('g', '')}y`);
+
+/**
+ * The sum of `count(start, end)` over the pieces of `text`, the non-empty matches a global exec()
+ * loop finds: a sticky copy of the pattern (`here`) is tried where the last piece ended, and the
+ * global one (`anywhere`) looks further only where that fails.
+ */
+export function sumPieces(text: string, here: RegExp, anywhere: RegExp, count: (start: number, end: number) => number): number {
+  let total = 0;
+  for (let at = 0; at < text.length;) {
+    here.lastIndex = at;
+    if (here.test(text) && here.lastIndex > at) {
+      total += count(at, here.lastIndex);
+      at = here.lastIndex;
+      continue;
+    }
+    anywhere.lastIndex = at;
+    const next = anywhere.exec(text);
+    if (next === null) break;
+    // An empty match is stepped over, as a global exec() loop steps over it.
+    const end = next.index + next[0].length;
+    if (end > next.index) total += count(next.index, end);
+    at = end > next.index ? end : next.index + 1;
+  }
+  return total;
+}
 
 /** Tokens of `text` with the o200k_base encoding, special-token strings counted as plain text. */
 export function countO200kTokens(text: string): number {
   if (text.length === 0) return 0;
   const v = o200k();
-  let total = 0;
-  SPLIT.lastIndex = 0;
-  for (let match = SPLIT.exec(text); match !== null; match = SPLIT.exec(text)) {
-    if (match[0].length === 0) { SPLIT.lastIndex += 1; continue; } // never: every alternative takes a character
-    total += pieceCount(v, match[0]);
-  }
-  return total;
+  return sumPieces(text, SPLIT_HERE, SPLIT, (start, end) => pieceCount(v, text, start, end));
 }
