@@ -14,7 +14,7 @@ export interface SimChatRequest {
   tools?: unknown[];
   tool_choice?: unknown;
   stream?: boolean;
-  stream_options?: { include_usage?: boolean } | null;
+  stream_options?: { include_usage?: boolean; include_obfuscation?: boolean } | null;
   max_tokens?: number | null;
   max_completion_tokens?: number | null;
   prompt_cache_key?: string;
@@ -156,18 +156,38 @@ export function completionBody(a: SimAnswer, omitUsage: boolean): Rec {
   return body;
 }
 
+/** The characters of the simulator's `obfuscation` padding. */
+const PADDING = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/**
+ * The `obfuscation` member OpenAI adds to every chunk unless `stream_options.include_obfuscation` is
+ * false: random characters that vary the chunk's size. Here derived from the chunk's index and the
+ * length of its delta (the simulator answers a body the same way every time), 1 to 16 characters.
+ */
+export function obfuscation(index: number, deltaLength: number): string {
+  const length = 1 + ((index * 7 + deltaLength) % 16);
+  let out = '';
+  for (let i = 0; i < length; i++) out += PADDING[(index * 31 + deltaLength * 17 + i * 13) % PADDING.length];
+  return `,"obfuscation":"${out}"`;
+}
+
 /**
  * Every server-sent event of the stream in order, each framed as `data: {chunk}\n\n` (without the
  * final `data: [DONE]`): role chunk, content or tool-call chunks, finish chunk, and the usage chunk
- * when `includeUsage`. Chunks are serialised from a shared prefix, so long streams stay cheap.
+ * when `includeUsage`; each chunk ends with its `obfuscation` member when `obfuscate`, as OpenAI's do
+ * by default (after `usage`). Chunks are serialised from a shared prefix, so long streams stay cheap.
  */
-export function streamEvents(a: SimAnswer, includeUsage: boolean): string[] {
+export function streamEvents(a: SimAnswer, includeUsage: boolean, obfuscate = false): string[] {
   const head = JSON.stringify({
     id: a.id, object: 'chat.completion.chunk', created: a.created, model: a.model, service_tier: 'default', system_fingerprint: FINGERPRINT,
   }).slice(0, -1);
-  const tail = includeUsage ? ',"usage":null}\n\n' : '}\n\n';
-  const event = (delta: Rec, finish: string | null = null) =>
-    `data: ${head},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${tail}`;
+  const usageNull = includeUsage ? ',"usage":null' : '';
+  let index = 0;
+  const end = (inner: string): string => `${obfuscate ? obfuscation(index++, inner.length) : ''}}\n\n`;
+  const event = (delta: Rec, finish: string | null = null) => {
+    const inner = JSON.stringify(delta);
+    return `data: ${head},"choices":[{"index":0,"delta":${inner},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${usageNull}${end(inner)}`;
+  };
   const out: string[] = [];
   if (a.toolCall) {
     const { id, name, arguments: args } = a.toolCall;
@@ -178,6 +198,9 @@ export function streamEvents(a: SimAnswer, includeUsage: boolean): string[] {
     for (const word of a.words) out.push(event({ content: word }));
   }
   out.push(event({}, a.finishReason));
-  if (includeUsage) out.push(`data: ${head},"choices":[],"usage":${JSON.stringify(a.usage)}}\n\n`);
+  if (includeUsage) {
+    const usage = JSON.stringify(a.usage);
+    out.push(`data: ${head},"choices":[],"usage":${usage}${end(usage)}`);
+  }
   return out;
 }

@@ -43,6 +43,7 @@ export const chatRoute: SimRoute = {
     const headers = { 'x-request-id': `req_sim_${answer.value.id.slice('chatcmpl-sim'.length)}` };
     if (valid.value.stream !== true) return x.sendJson(200, completionBody(answer.value, x.fault.omit_usage === true), headers);
     const includeUsage = valid.value.stream_options?.include_usage === true && x.fault.omit_usage !== true;
-    await x.stream(streamEvents(answer.value, includeUsage), { error: () => CHAT_ERROR_EVENT, done: 'data: [DONE]\n\n' }, headers);
+    const obfuscate = valid.value.stream_options?.include_obfuscation !== false;
+    await x.stream(streamEvents(answer.value, includeUsage, obfuscate), { error: () => CHAT_ERROR_EVENT, done: 'data: [DONE]\n\n' }, headers);
   },
 };

@@ -124,6 +124,29 @@ describe('chat completions (stream)', () => {
   });
 });
 
+describe('chat completions (stream padding)', () => {
+  const body = { model: 'm', messages: user('pad me'), max_tokens: 8, stream: true };
+
+  it('ends every chunk with an obfuscation string after usage by default, as OpenAI does', async () => {
+    const res = await call('/v1/chat/completions', 'POST', { ...body, stream_options: { include_usage: true } });
+    const raw = res.text.split('\n\n').filter((e) => e.startsWith('data: {'));
+    expect(raw.every((e) => /,"usage":(null|\{.*\}),"obfuscation":"[A-Za-z0-9]{1,16}"\}$/.test(e))).toBe(true);
+    const { chunks } = parseSse(res.text);
+    expect(new Set(chunks.map((c) => c.obfuscation.length)).size).toBeGreaterThan(1); // sizes vary
+    // The same body streams the same bytes (the simulator answers deterministically).
+    const again = await call('/v1/chat/completions', 'POST', { ...body, stream_options: { include_usage: true } });
+    expect(parseSse(again.text).chunks.map((c) => c.obfuscation)).toEqual(chunks.map((c) => c.obfuscation));
+  });
+
+  it('leaves the padding out when include_obfuscation is false', async () => {
+    for (const streamOptions of [{ include_obfuscation: false }, { include_usage: true, include_obfuscation: false }]) {
+      const { chunks } = parseSse((await call('/v1/chat/completions', 'POST', { ...body, stream_options: streamOptions })).text);
+      expect(chunks.length).toBeGreaterThan(2);
+      expect(chunks.some((c) => 'obfuscation' in c)).toBe(false);
+    }
+  });
+});
+
 describe('control API and transport', () => {
   it('records the last request, counts requests and resets', async () => {
     await client.chat.completions.create({ model: 'gpt-x', messages: user('remember me') });

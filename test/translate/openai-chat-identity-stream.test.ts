@@ -10,6 +10,8 @@ import { ChatStream, clientChunk, contentOnly } from '../../src/translate/openai
 const UPSTREAM = 'gpt-4o-mini-2024-07-18';
 const compact = (delta: Record<string, unknown>, usage: unknown = null) =>
   JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: UPSTREAM, choices: [{ index: 0, delta, finish_reason: null }], usage });
+/** A chunk with OpenAI's `obfuscation` padding after `usage`, as OpenAI sends them by default. */
+const padded = (data: string, i: number): string => `${data.slice(0, -1)},"obfuscation":"${'xY3'.repeat(1 + (i % 4))}"}`;
 
 /** What the client must get: the chunk with the client's model id, without `usage` when it is dropped. */
 function expected(data: string, dropUsage: boolean): Record<string, unknown> {
@@ -66,7 +68,7 @@ describe('ChatStream', () => {
   const words = Array.from({ length: 300 }, (_, i) => ` w${i}`);
   const final = JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: UPSTREAM, choices: [], usage: { prompt_tokens: 5, completion_tokens: 300 } });
   // A spaced chunk (parsed) and a chunk whose content is "error" and quotes a usage object (edited or parsed) amid the compact ones.
-  const datas = [
+  const unpadded = [
     ...words.slice(0, 100).map((w) => compact({ content: w })),
     JSON.stringify(JSON.parse(compact({ content: words[100] })), null, 1),
     compact({ content: 'error' }), compact({ content: '"usage":{"x":1}' }),
@@ -74,8 +76,10 @@ describe('ChatStream', () => {
   ];
   const text = `${words.slice(0, 101).join('')}error"usage":{"x":1}${words.slice(101).join('')}`;
 
-  for (const wantsUsage of [false, true]) {
-    it(`forwards every chunk as re-serializing it would, and delivers the whole text in order (usage ${wantsUsage ? 'asked' : 'not asked'})`, () => {
+  for (const [wantsUsage, padding] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+    it(`forwards every chunk as re-serializing it would, and delivers the whole text in order (usage ${wantsUsage ? 'asked' : 'not asked'}${padding ? ', chunks padded' : ''})`, () => {
+      const datas = padding ? unpadded.map(padded) : unpadded;
+      const final = datas.at(-1)!;
       const out = run(datas, wantsUsage);
       const expectedFrames = datas
         .filter((d) => wantsUsage || d !== final)
@@ -112,6 +116,14 @@ describe('ChatStream', () => {
     expect(stream.deliveredText()).toBe(words.slice(0, 10).join(''));
     for (const w of words.slice(10, 20)) stream.push({ data: compact({ content: w }) });
     expect(stream.deliveredText()).toBe(words.slice(0, 20).join(''));
+  });
+
+  it('parses only the first chunk of a padded stream too (OpenAI pads every chunk by default)', () => {
+    const stream = new ChatStream('gpt-4o-mini', false);
+    expect(chunksParsed(() => {
+      for (const [i, w] of words.slice(0, 50).entries()) stream.push({ data: padded(compact({ content: w }), i) });
+    })).toBe(1);
+    expect(stream.deliveredText()).toBe(words.slice(0, 50).join(''));
   });
 
   it('keeps a content-only chunk as its decoded text, never the chunk: nothing left to parse when the text is asked', () => {

@@ -3,11 +3,13 @@
  * without `usage` unless the client asked for it (the upstream is always asked, spec 4.1 rule 1); the
  * usage chunk is kept for the bill, the generated text for a bill without usage and for checkpoints.
  *
- * The usual chunk (a delta, `"usage":null` last, the model the stream started with) is edited as text
- * and not parsed: a quote inside a JSON string is escaped, so `"model":"<id>"` and a trailing
- * `,"usage":null}` are keys and values, never content. When its one delta is `{"content":"..."}` (the
- * usual case) that string alone is decoded and kept; otherwise the chunk is kept whole and its text is
- * extracted only when asked (deliveredText: a checkpoint, a partial answer, no usage reported), at most
+ * The usual chunk (a delta, `"usage":null` last or followed only by OpenAI's `obfuscation` padding,
+ * the model the stream started with) is edited as text and not parsed: a quote inside a JSON string
+ * is escaped, so `"model":"<id>"` and `,"usage":null` are keys and values, never content. When its
+ * one delta is `{"content":"..."}` (the usual case) that string alone is decoded and kept, and the
+ * chunk's shape becomes the stream's template (template.ts): later content chunks are matched against
+ * it without a scan of their whole text. Any other usual chunk is kept whole and its text extracted
+ * only when asked (deliveredText: a checkpoint, a partial answer, no usage reported), at most
  * PENDING_MAX chunks later. Any other chunk (the first, a usage or error chunk, another form) is parsed.
  * Parsing and re-serializing every chunk cost about a fifth of a stream's CPU; keeping every chunk whole
  * until the end cost an open stream about 300 bytes a token (issue 8: 1,000 open streams), against
@@ -18,16 +20,12 @@ import type { SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
 import { upstreamMessage } from '../upstream-error.js';
 import { generatedText, readChatUsage, type ChatDelta, type ChatUsage } from './chunks.js';
+import { CONTENT_ONLY, ContentTemplate, NULL_USAGE, nullUsageAt } from './template.js';
 
 interface ChunkChoice { delta?: ChatDelta }
 
-const NULL_USAGE = ',"usage":null';
-const NULL_USAGE_LAST = `${NULL_USAGE}}`;
 /** Unparsed chunks kept before their text is extracted anyway (bounds a long stream's memory). */
 const PENDING_MAX = 256;
-
-/** A delta that holds only its content, as a compact chunk writes it, up to the content's opening quote. */
-const CONTENT_ONLY = '"delta":{"content":"';
 
 /**
  * The decoded content of a chunk whose only delta is `{"content":"..."}`, or null for any other shape
@@ -102,20 +100,28 @@ export class ChatStream implements StreamTranslator {
   private pending: string[] = [];
   /** The stream's model member as the upstream writes it, and the client's, once a chunk was parsed. */
   private models: { upstream: string; client: string } | null = null;
+  /** The shape of the stream's content chunks, once one went through the general path. */
+  private template: ContentTemplate | null = null;
 
   constructor(private readonly clientModel: string, private readonly clientWantsUsage: boolean) {}
 
   push(event: SseEvent): StreamStep {
     if (event.data === '[DONE]') return { frames: [], done: true };
+    const usual = this.template?.match(event.data);
+    if (usual) {
+      if (this.pending.length > 0) this.keepWhole(event.data);
+      else if (usual.content) this.delivered.push(usual.content);
+      return { frames: [usual.frame] };
+    }
     const plain = this.plainFrame(event.data);
     if (plain !== null) {
       const content = this.pending.length === 0 ? contentOnly(event.data) : null;
       if (content !== null) {
         if (content) this.delivered.push(content);
+        this.template ??= ContentTemplate.learn(event.data, this.models!.upstream, this.models!.client, !this.clientWantsUsage);
       } else {
         // Kept whole, also when its content alone could be read: text goes in `delivered` in order.
-        this.pending.push(event.data);
-        if (this.pending.length >= PENDING_MAX) this.extract();
+        this.keepWhole(event.data);
       }
       return { frames: [plain] };
     }
@@ -147,13 +153,20 @@ export class ChatStream implements StreamTranslator {
 
   /**
    * The client's frame of a usual delta chunk, or null when it must be parsed: the model member seen
-   * first, `"usage":null` as its last member, and no usage object or error member anywhere.
+   * first, `"usage":null` as its last member (or before the padding alone), and no usage object or
+   * error member anywhere.
    */
   private plainFrame(data: string): string | null {
     const models = this.models;
-    if (!models || !data.endsWith(NULL_USAGE_LAST) || data.includes('"usage":{') || data.includes('"error"')) return null;
+    if (!models || nullUsageAt(data) < 0 || data.includes('"usage":{') || data.includes('"error"')) return null;
     const text = editedText(data, models.upstream, models.client, !this.clientWantsUsage);
     return text === null ? null : `data: ${text}\n\n`;
+  }
+
+  /** Keeps a chunk forwarded unparsed until its text is asked for (bounded by PENDING_MAX). */
+  private keepWhole(data: string): void {
+    this.pending.push(data);
+    if (this.pending.length >= PENDING_MAX) this.extract();
   }
 
   /** Adds the text of the chunks forwarded unparsed to `delivered`, in order. */
