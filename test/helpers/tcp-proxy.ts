@@ -31,7 +31,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
     client.pipe(upstream);
-    upstream.on('data', (chunk: Buffer) => { if (!repliesLost) client.write(chunk); });
+    // The replies by hand (they may be dropped), with the same back-pressure as pipe(): a client that
+    // reads slowly pauses the server's side instead of the proxy buffering without bound.
+    upstream.on('data', (chunk: Buffer) => { if (!repliesLost && !client.write(chunk)) upstream.pause(); });
+    client.on('drain', () => upstream.resume());
   };
   const listen = (port: number): Promise<Server> => new Promise((ok, fail) => {
     const server = createServer(onConnection);
