@@ -164,7 +164,7 @@ const PADDING = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
  * false: random characters that vary the chunk's size. Here derived from the chunk's index and the
  * length of its delta (the simulator answers a body the same way every time), 1 to 16 characters.
  */
-export function obfuscation(index: number, deltaLength: number): string {
+function obfuscation(index: number, deltaLength: number): string {
   const length = 1 + ((index * 7 + deltaLength) % 16);
   let out = '';
   for (let i = 0; i < length; i++) out += PADDING[(index * 31 + deltaLength * 17 + i * 13) % PADDING.length];

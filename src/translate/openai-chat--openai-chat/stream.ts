@@ -20,7 +20,7 @@ import type { SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
 import { upstreamMessage } from '../upstream-error.js';
 import { generatedText, readChatUsage, type ChatDelta, type ChatUsage } from './chunks.js';
-import { CONTENT_ONLY, ContentTemplate, NULL_USAGE, nullUsageAt } from './template.js';
+import { CONTENT_ONLY, ContentTemplate, NULL_USAGE, nullUsageAt, stringEnd } from './template.js';
 
 interface ChunkChoice { delta?: ChatDelta }
 
@@ -36,14 +36,9 @@ export function contentOnly(data: string): string | null {
   const at = data.indexOf('"delta":');
   if (at < 0 || !data.startsWith(CONTENT_ONLY, at)) return null;
   const open = at + CONTENT_ONLY.length - 1;
-  let close = open + 1;
-  for (; close < data.length; close++) {
-    const c = data.charCodeAt(close);
-    if (c === 0x5c) close++; // a backslash escapes the next character
-    else if (c === 0x22) break;
-  }
+  const close = stringEnd(data, open + 1);
   // The delta (the chunk's first) must end with its content, and be the chunk's only one.
-  if (data.charCodeAt(close + 1) !== 0x7d || data.indexOf('"delta":', close) >= 0) return null;
+  if (close < 0 || data.charCodeAt(close + 1) !== 0x7d || data.indexOf('"delta":', close) >= 0) return null;
   try {
     // A fresh string: a slice of the chunk would keep the whole chunk (and the read it came in) alive.
     return JSON.parse(data.slice(open, close + 1)) as string;

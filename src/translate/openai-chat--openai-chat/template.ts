@@ -46,7 +46,7 @@ export function nullUsageAt(data: string): number {
 }
 
 /** The end (the closing quote) of the JSON string whose content starts at `from`, or -1. */
-function stringEnd(data: string, from: number): number {
+export function stringEnd(data: string, from: number): number {
   for (let i = from; i < data.length; i++) {
     const c = data.charCodeAt(i);
     if (c === BACKSLASH) i++;
