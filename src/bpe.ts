@@ -8,7 +8,7 @@
  * needs neither: here every token's bytes sit in one Uint8Array (1.4 MB), with their offsets (0.8 MB)
  * and an open-addressing hash table of token ids (2 MB), built from the package's own
  * `data/o200k_base.tiktoken` in about 40 ms, the first time a count is asked for (not at start).
- * Pre-tokenization uses gpt-tokenizer's own split pattern.
+ * Pre-tokenization finds the pieces of gpt-tokenizer's own split pattern (src/o200k-split.ts).
  *
  * Byte-pair merging is tiktoken's (merge the adjacent pair of lowest rank until none is a token), as
  * gpt-tokenizer does it. One quirk of gpt-tokenizer is reproduced so that counts never change: it
@@ -18,7 +18,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
+import { o200kPieceEnd } from './o200k-split.js';
 
 /** Every token's bytes, where each starts, and a hash table from bytes to token id (= rank). */
 interface Vocabulary {
@@ -267,45 +267,15 @@ function pieceCount(v: Vocabulary, text: string, start: number, end: number): nu
   return count;
 }
 
-/**
- * The split pattern, as instances of our own. Its pieces follow one another with no gap (every
- * character is a letter, mark, number, space or other, and each has an alternative), so each piece
- * is matched where the last one ended, with a sticky copy and test(): no match array and no string
- * per piece (a request's input estimate splits its whole prompt). Where no piece starts (never, for
- * this pattern), the global copy finds the next one, as matching it alone would. Counting is
- * synchronous, so no instance is used by two counts at once.
- */
-const SPLIT = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
-const SPLIT_HERE = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, `${O200K_TOKEN_SPLIT_REGEX.flags.replace('g', '')}y`);
-
-/**
- * The sum of `count(start, end)` over the pieces of `text`, the non-empty matches a global exec()
- * loop finds: a sticky copy of the pattern (`here`) is tried where the last piece ended, and the
- * global one (`anywhere`) looks further only where that fails.
- */
-export function sumPieces(text: string, here: RegExp, anywhere: RegExp, count: (start: number, end: number) => number): number {
-  let total = 0;
-  for (let at = 0; at < text.length;) {
-    here.lastIndex = at;
-    if (here.test(text) && here.lastIndex > at) {
-      total += count(at, here.lastIndex);
-      at = here.lastIndex;
-      continue;
-    }
-    anywhere.lastIndex = at;
-    const next = anywhere.exec(text);
-    if (next === null) break;
-    // An empty match is stepped over, as a global exec() loop steps over it.
-    const end = next.index + next[0].length;
-    if (end > next.index) total += count(next.index, end);
-    at = end > next.index ? end : next.index + 1;
-  }
-  return total;
-}
-
 /** Tokens of `text` with the o200k_base encoding, special-token strings counted as plain text. */
 export function countO200kTokens(text: string): number {
   if (text.length === 0) return 0;
   const v = o200k();
-  return sumPieces(text, SPLIT_HERE, SPLIT, (start, end) => pieceCount(v, text, start, end));
+  let total = 0;
+  for (let start = 0; start < text.length;) {
+    const end = o200kPieceEnd(text, start);
+    total += pieceCount(v, text, start, end);
+    start = end;
+  }
+  return total;
 }
