@@ -18,6 +18,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { mergeCount } from './bpe-merge.js';
 import { o200kPieceEnd } from './o200k-split.js';
 
 /** Every token's bytes, where each starts, and a hash table from bytes to token id (= rank). */
@@ -189,25 +190,8 @@ function mergeRank(v: Vocabulary, b: Uint8Array, start: number, end: number): nu
 }
 
 /** How many tokens byte-pair merging makes of bytes[0, length) (tiktoken's byte_pair_merge, as gpt-tokenizer runs it). */
-function mergeCount(v: Vocabulary, b: Uint8Array, length: number): number {
-  const starts: number[] = [];
-  const ranks: number[] = [];
-  const rankOf = (from: number, to: number): number => { const r = mergeRank(v, b, from, to); return r < 0 ? Infinity : r; };
-  for (let i = 0; i <= length; i++) {
-    starts.push(i);
-    ranks.push(i < length - 1 ? rankOf(i, i + 2) : Infinity);
-  }
-  while (starts.length > 1) {
-    let lowest = Infinity;
-    let at = -1;
-    for (let i = 0; i < ranks.length - 1; i++) if (ranks[i]! < lowest) { lowest = ranks[i]!; at = i; }
-    if (at === -1) break;
-    starts.splice(at + 1, 1);
-    ranks.splice(at, 1);
-    ranks[at] = at + 2 < starts.length ? rankOf(starts[at]!, starts[at + 2]!) : Infinity;
-    if (at > 0) ranks[at - 1] = rankOf(starts[at - 1]!, starts[at + 1]!);
-  }
-  return starts.length - 1;
+function mergedCount(v: Vocabulary, b: Uint8Array, length: number): number {
+  return mergeCount(length, (from, to) => { const r = mergeRank(v, b, from, to); return r < 0 ? Infinity : r; });
 }
 
 let vocabulary: Vocabulary | null = null;
@@ -226,9 +210,33 @@ export function o200kLoaded(): boolean {
   return vocabulary !== null;
 }
 
-/** Merge counts of pieces that are not tokens themselves, most recent last; bounded like gpt-tokenizer's merge cache. */
-const mergeCache = new Map<string, number>();
-const MERGE_CACHE_ENTRIES = 8192;
+/**
+ * Merge counts of pieces that are not tokens themselves, at most 8192 (as gpt-tokenizer's merge
+ * cache): the recent ones, and the generation before them, dropped whole when the recent one is full.
+ * Evicting the oldest entry one at a time instead (delete the first key of one Map) cost about 2.6 µs
+ * an insertion once the Map had filled: V8 keeps deleted entries as holes that the next look for the
+ * first key walks past, and text of unique pieces (any script but English) inserts at every piece.
+ */
+const MERGE_GENERATION = 4096;
+let recentMerges = new Map<string, number>();
+let olderMerges = new Map<string, number>();
+
+/** The cached merge count of a piece, or undefined. */
+function cachedMerge(piece: string): number | undefined {
+  const recent = recentMerges.get(piece);
+  if (recent !== undefined) return recent;
+  const older = olderMerges.get(piece);
+  if (older !== undefined) rememberMerge(piece, older);
+  return older;
+}
+
+function rememberMerge(piece: string, count: number): void {
+  if (recentMerges.size >= MERGE_GENERATION) {
+    olderMerges = recentMerges;
+    recentMerges = new Map();
+  }
+  recentMerges.set(piece, count);
+}
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(1024);
 
@@ -254,16 +262,15 @@ function pieceCount(v: Vocabulary, text: string, start: number, end: number): nu
   if (end - start === 1 && text.charCodeAt(start) < 0x80) return 1;
   if (asciiRank(v, text, start, end) >= 0) return 1; // most pieces of most text: an ASCII word that is a token
   const piece = text.slice(start, end);
-  const cached = mergeCache.get(piece);
+  const cached = cachedMerge(piece);
   if (cached !== undefined) return cached;
   if (scratch.length < piece.length * 3) scratch = new Uint8Array(piece.length * 3 + 1024);
   const { written } = encoder.encodeInto(piece, scratch);
   // gpt-tokenizer looks the whole piece up by its text, which no token's text equals when the piece
   // holds a lone surrogate or starts with U+FEFF (see above).
   if (piece.charCodeAt(0) !== 0xfeff && isWellFormed(piece) && exactRank(v, scratch, 0, written) >= 0) return 1;
-  const count = mergeCount(v, scratch, written);
-  if (mergeCache.size >= MERGE_CACHE_ENTRIES) mergeCache.delete(mergeCache.keys().next().value!);
-  mergeCache.set(piece, count);
+  const count = mergedCount(v, scratch, written);
+  rememberMerge(piece, count);
   return count;
 }
 

@@ -42,6 +42,23 @@ describe('countO200kTokens (the compact o200k table)', () => {
     fc.assert(fc.property(fc.oneof(composed, anyUnits, anyCodePoints), (text) => countO200kTokens(text) === reference(text)), { numRuns: 3000 });
   });
 
+  it('counts long runs without spaces exactly as gpt-tokenizer does (the heap merge, and its cache across generations)', () => {
+    const scripts = ['กขคงจฉชซญดตถทนบปผพฟภมยรลวศสหอฮะาิีึืุูเแโใไ่้๊๋็์', 'あいうえおかきくけこさしすせそたちつてとアイウエオ', 'abcdef', 'ABCDEFabcdef0123456789+/'];
+    let seed = 11;
+    const next = (n: number): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+    for (const alphabet of scripts) {
+      for (const length of [40, 200, 700]) {
+        const text = Array.from({ length }, () => alphabet[next(alphabet.length)]).join('');
+        expect(countO200kTokens(text), `${length} of ${alphabet.slice(0, 6)}`).toBe(reference(text));
+      }
+    }
+    // More distinct pieces than the merge cache holds, then the first ones again.
+    const words = Array.from({ length: 9000 }, (_, i) => `ทดสอบ${String.fromCharCode(0x0e01 + (i % 40), 0x0e01 + ((i / 40) | 0) % 40, 0x0e01 + ((i / 1600) | 0))}`);
+    const text = words.join(' ');
+    expect(countO200kTokens(text)).toBe(reference(text));
+    expect(countO200kTokens(words.slice(0, 100).join(' '))).toBe(reference(words.slice(0, 100).join(' ')));
+  });
+
   it('reproduces gpt-tokenizer on text that starts with a byte-order mark', () => {
     for (const text of ['\uFEFF', '\uFEFFbom', ' \uFEFFbom', '\uFEFF\uFEFFx', 'a\uFEFFb', '\uFEFF日本']) {
       expect(countO200kTokens(text), JSON.stringify(text)).toBe(reference(text));
