@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { TextCountCache } from '../../src/count-cache.js';
+import { countTextTokens } from '../../src/tokenize.js';
+
+describe('TextCountCache (remembered counts of long texts)', () => {
+  it('answers what it was told, for an equal text built apart', () => {
+    const cache = new TextCountCache(1000);
+    cache.set('x'.repeat(100), 7);
+    expect(cache.get(['x'.repeat(50), 'x'.repeat(50)].join(''))).toBe(7);
+    expect(cache.get('y'.repeat(100))).toBeUndefined();
+  });
+
+  it('keeps at most two generations of characters, the texts used lately first', () => {
+    const cache = new TextCountCache(300);
+    const text = (c: string) => c.repeat(100);
+    cache.set(text('a'), 1);
+    cache.set(text('b'), 2);
+    cache.set(text('c'), 3); // the recent generation is full: a, b, c
+    cache.set(text('d'), 4); // a, b, c become the older generation
+    expect(cache.get(text('a'))).toBe(1); // found in the older one: moved to the recent one (d, a)
+    cache.set(text('e'), 5); // recent: d, a, e
+    cache.set(text('f'), 6); // d, a, e become the older generation; b and c are dropped
+    expect(cache.get(text('b'))).toBeUndefined();
+    expect(cache.get(text('c'))).toBeUndefined();
+    expect([cache.get(text('a')), cache.get(text('d')), cache.get(text('e')), cache.get(text('f'))]).toEqual([1, 4, 5, 6]);
+    expect(cache.chars()).toBeLessThanOrEqual(600);
+  });
+
+  it('does not keep a text longer than a generation', () => {
+    const cache = new TextCountCache(100);
+    cache.set('z'.repeat(101), 9);
+    expect(cache.get('z'.repeat(101))).toBeUndefined();
+    expect(cache.chars()).toBe(0);
+  });
+
+  it('gives countTextTokens each long text its own count, the first time and after', () => {
+    const english = Array.from({ length: 3000 }, (_, i) => `word${i % 97} ${i}`).join(' ');
+    const other = 'x'.repeat(english.length); // as long, far fewer tokens
+    const first = countTextTokens(english);
+    const otherFirst = countTextTokens(other);
+    expect(otherFirst).not.toBe(first);
+    expect(countTextTokens(english.slice(0, -1) + english.at(-1))).toBe(first);
+    expect(countTextTokens('x'.repeat(english.length))).toBe(otherFirst);
+  });
+});
