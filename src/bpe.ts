@@ -19,6 +19,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { mergeCount } from './bpe-merge.js';
+import { TextCountCache } from './count-cache.js';
 import { o200kPieceEnd } from './o200k-split.js';
 
 /** Every token's bytes, where each starts, and a hash table from bytes to token id (= rank). */
@@ -210,33 +211,8 @@ export function o200kLoaded(): boolean {
   return vocabulary !== null;
 }
 
-/**
- * Merge counts of pieces that are not tokens themselves, at most 8192 (as gpt-tokenizer's merge
- * cache): the recent ones, and the generation before them, dropped whole when the recent one is full.
- * Evicting the oldest entry one at a time instead (delete the first key of one Map) cost about 2.6 µs
- * an insertion once the Map had filled: V8 keeps deleted entries as holes that the next look for the
- * first key walks past, and text of unique pieces (any script but English) inserts at every piece.
- */
-const MERGE_GENERATION = 4096;
-let recentMerges = new Map<string, number>();
-let olderMerges = new Map<string, number>();
-
-/** The cached merge count of a piece, or undefined. */
-function cachedMerge(piece: string): number | undefined {
-  const recent = recentMerges.get(piece);
-  if (recent !== undefined) return recent;
-  const older = olderMerges.get(piece);
-  if (older !== undefined) rememberMerge(piece, older);
-  return older;
-}
-
-function rememberMerge(piece: string, count: number): void {
-  if (recentMerges.size >= MERGE_GENERATION) {
-    olderMerges = recentMerges;
-    recentMerges = new Map();
-  }
-  recentMerges.set(piece, count);
-}
+/** Merge counts of pieces that are not tokens themselves: 4096 pieces a generation, so at most 8192 (as gpt-tokenizer's merge cache). */
+const merges = new TextCountCache(4096, () => 1);
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(1024);
 
@@ -262,7 +238,7 @@ function pieceCount(v: Vocabulary, text: string, start: number, end: number): nu
   if (end - start === 1 && text.charCodeAt(start) < 0x80) return 1;
   if (asciiRank(v, text, start, end) >= 0) return 1; // most pieces of most text: an ASCII word that is a token
   const piece = text.slice(start, end);
-  const cached = cachedMerge(piece);
+  const cached = merges.get(piece);
   if (cached !== undefined) return cached;
   if (scratch.length < piece.length * 3) scratch = new Uint8Array(piece.length * 3 + 1024);
   const { written } = encoder.encodeInto(piece, scratch);
@@ -270,7 +246,7 @@ function pieceCount(v: Vocabulary, text: string, start: number, end: number): nu
   // holds a lone surrogate or starts with U+FEFF (see above).
   if (piece.charCodeAt(0) !== 0xfeff && isWellFormed(piece) && exactRank(v, scratch, 0, written) >= 0) return 1;
   const count = mergedCount(v, scratch, written);
-  rememberMerge(piece, count);
+  merges.set(piece, count);
   return count;
 }
 

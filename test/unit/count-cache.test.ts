@@ -23,14 +23,21 @@ describe('TextCountCache (remembered counts of long texts)', () => {
     expect(cache.get(text('b'))).toBeUndefined();
     expect(cache.get(text('c'))).toBeUndefined();
     expect([cache.get(text('a')), cache.get(text('d')), cache.get(text('e')), cache.get(text('f'))]).toEqual([1, 4, 5, 6]);
-    expect(cache.chars()).toBeLessThanOrEqual(600);
+    expect(cache.weight()).toBeLessThanOrEqual(600);
+  });
+
+  it('weighs texts as told (one each: a bound on how many)', () => {
+    const cache = new TextCountCache(2, () => 1);
+    for (const [i, text] of ['a', 'b', 'c', 'd', 'e'].entries()) cache.set(text, i);
+    expect(['a', 'b', 'c', 'd', 'e'].map((t) => cache.get(t))).toEqual([undefined, undefined, 2, 3, 4]);
+    expect(cache.weight()).toBeLessThanOrEqual(4);
   });
 
   it('does not keep a text longer than a generation', () => {
     const cache = new TextCountCache(100);
     cache.set('z'.repeat(101), 9);
     expect(cache.get('z'.repeat(101))).toBeUndefined();
-    expect(cache.chars()).toBe(0);
+    expect(cache.weight()).toBe(0);
   });
 
   it('gives countTextTokens each long text its own count, the first time and after', () => {
