@@ -9,7 +9,12 @@ export interface SseEvent { event?: string; data: string; id?: string; }
 
 /** Incremental parser; one per stream. */
 export class SseParser {
-  private buffer = '';
+  /**
+   * The start of a line not ended yet, as the pieces it came in. Only new text is searched for line
+   * ends: searching the whole buffered line again on every piece (and copying it whole to do so) took
+   * 180 ms of the event loop for one 3 MB event (a streamed image's base64) arriving in 16 KB pieces.
+   */
+  private partial: string[] = [];
   /** The event's data lines: the first alone (the usual event has one), the others after it. */
   private firstData: string | null = null;
   private moreData: string[] = [];
@@ -28,30 +33,39 @@ export class SseParser {
     }
     if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
     this.pendingCr = false;
-    const buffer = this.buffer + chunk;
     // Line ends are found with indexOf (native) rather than a loop over every character; the next CR
-    // is looked up again only once passed, so a stream without CRs is searched for one once per push.
+    // is looked up again only once passed, so a piece without CRs is searched for one once.
     let start = 0;
-    let cr = buffer.indexOf('\r');
+    let cr = chunk.indexOf('\r');
     for (;;) {
-      const lf = buffer.indexOf('\n', start);
-      if (cr >= 0 && cr < start) cr = buffer.indexOf('\r', start);
+      const lf = chunk.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = chunk.indexOf('\r', start);
       const end = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
       if (end < 0) break;
-      this.line(buffer.slice(start, end), events);
+      this.line(this.lineEndingAt(chunk, start, end), events);
       start = end + 1;
       if (end === cr) {
-        if (start === buffer.length) this.pendingCr = true;
-        else if (buffer.charCodeAt(start) === 10) start++;
+        if (start === chunk.length) this.pendingCr = true;
+        else if (chunk.charCodeAt(start) === 10) start++;
       }
     }
-    this.buffer = buffer.slice(start);
+    if (start < chunk.length) this.partial.push(start === 0 ? chunk : chunk.slice(start));
     return events;
+  }
+
+  /** The whole line that ends at `end` of `chunk`: the pieces before it, then chunk[start, end). */
+  private lineEndingAt(chunk: string, start: number, end: number): string {
+    const tail = chunk.slice(start, end);
+    if (this.partial.length === 0) return tail;
+    this.partial.push(tail);
+    const line = this.partial.join('');
+    this.partial = [];
+    return line;
   }
 
   /** True when a partial event or line is buffered (a stream cut mid-event). */
   get hasPartial(): boolean {
-    return this.buffer.length > 0 || this.firstData !== null;
+    return this.partial.length > 0 || this.firstData !== null;
   }
 
   private line(line: string, out: SseEvent[]): void {

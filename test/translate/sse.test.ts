@@ -1,4 +1,5 @@
 /** The one SSE parser: framing rules and arbitrary chunk boundaries. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SseParser, formatSse } from '../../src/translate/sse.js';
 
@@ -33,6 +34,20 @@ describe('SseParser', () => {
       for (let i = 0; i < STREAM.length; i += size) out.push(...parser.push(STREAM.slice(i, i + size)));
       expect(out, `chunks of ${size}`).toEqual(EXPECTED);
     }
+  });
+
+  it('gives the same events for a stream with long lines cut anywhere (each line kept whole across its pieces)', () => {
+    const long = 'x'.repeat(5000);
+    const text = `${STREAM}data: ${long}\r\ndata: ${long}y\r\rdata: z\n\n`;
+    const expected = [...EXPECTED, { data: `${long}\n${long}y`, id: '7' }, { data: 'z', id: '7' }]; // the last event id stays
+    const cuts = fc.uniqueArray(fc.integer({ min: 1, max: text.length - 1 }), { maxLength: 60 }).map((at) => at.sort((a, b) => a - b));
+    fc.assert(fc.property(cuts, (at) => {
+      const parser = new SseParser();
+      const out = [];
+      for (const [i, from] of [0, ...at].entries()) out.push(...parser.push(text.slice(from, at[i] ?? text.length)));
+      expect(out).toEqual(expected);
+      expect(parser.hasPartial).toBe(false);
+    }), { numRuns: 300 });
   });
 
   it('handles a CR at a chunk end followed by LF in the next chunk', () => {
