@@ -22,16 +22,26 @@ const REPLY_PRIMING = 3;
 /** Shortest text whose count is remembered: counting 256 characters takes about 3 µs, finding them about 0.6. */
 const REMEMBER_MIN_CHARS = 256;
 
-/** Counts of texts of REMEMBER_MIN_CHARS or more (src/count-cache.ts): at most 4 M characters (4 to 8 MB) kept alive. */
-const remembered = new TextCountCache(2_000_000);
+/**
+ * Counts of prompt texts of REMEMBER_MIN_CHARS or more (src/count-cache.ts): at most 4 M characters
+ * (4 to 8 MB) kept alive. Only prompts: a client sends them again, turn after turn; an answer's text
+ * is counted once (or growing, at each checkpoint of a stream) and would only push them out.
+ */
+const promptCounts = new TextCountCache(2_000_000);
 
 /** Tokens of a text with the o200k_base encoding; special-token strings count as plain text. */
 export function countTextTokens(text: string): number {
-  if (text.length < REMEMBER_MIN_CHARS) return text.length === 0 ? 0 : countO200kTokens(text);
-  const known = remembered.get(text);
+  if (text.length === 0) return 0;
+  return text.length <= CHUNK_CHARS ? countO200kTokens(text) : countChunks(text);
+}
+
+/** countTextTokens for a part of a prompt: remembered when long enough. */
+function countPromptText(text: string): number {
+  if (text.length < REMEMBER_MIN_CHARS) return countTextTokens(text);
+  const known = promptCounts.get(text);
   if (known !== undefined) return known;
-  const total = text.length <= CHUNK_CHARS ? countO200kTokens(text) : countChunks(text);
-  remembered.set(text, total);
+  const total = countTextTokens(text);
+  promptCounts.set(text, total);
   return total;
 }
 
@@ -61,17 +71,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Tokens of a message `content`: a string, or an array of parts (text parts by text, others by JSON). */
 function countContentTokens(content: unknown): number {
   if (content === undefined || content === null) return 0;
-  if (typeof content === 'string') return countTextTokens(content);
+  if (typeof content === 'string') return countPromptText(content);
   if (Array.isArray(content)) {
     let total = 0;
     for (const part of content) {
-      if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') total += countTextTokens(part.text);
-      else if (typeof part === 'string') total += countTextTokens(part);
-      else total += countTextTokens(JSON.stringify(part) ?? '');
+      if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') total += countPromptText(part.text);
+      else if (typeof part === 'string') total += countPromptText(part);
+      else total += countPromptText(JSON.stringify(part) ?? '');
     }
     return total;
   }
-  return countTextTokens(JSON.stringify(content) ?? '');
+  return countPromptText(JSON.stringify(content) ?? '');
 }
 
 /** Tokens of an assistant message's `tool_calls` (function name and arguments of each call). */
@@ -81,11 +91,11 @@ function countToolCallTokens(toolCalls: unknown): number {
   for (const call of toolCalls) {
     const fn = isRecord(call) && isRecord(call.function) ? call.function : undefined;
     if (fn === undefined) {
-      total += countTextTokens(JSON.stringify(call) ?? '');
+      total += countPromptText(JSON.stringify(call) ?? '');
       continue;
     }
-    if (typeof fn.name === 'string') total += countTextTokens(fn.name);
-    if (typeof fn.arguments === 'string') total += countTextTokens(fn.arguments);
+    if (typeof fn.name === 'string') total += countPromptText(fn.name);
+    if (typeof fn.arguments === 'string') total += countPromptText(fn.arguments);
   }
   return total;
 }
@@ -101,15 +111,15 @@ export function countChatPromptTokens(messages: unknown[], tools?: unknown[]): n
   for (const message of messages) {
     total += TOKENS_PER_MESSAGE;
     if (!isRecord(message)) {
-      total += countTextTokens(JSON.stringify(message) ?? '');
+      total += countPromptText(JSON.stringify(message) ?? '');
       continue;
     }
-    if (typeof message.role === 'string') total += countTextTokens(message.role);
+    if (typeof message.role === 'string') total += countPromptText(message.role);
     total += countContentTokens(message.content);
-    if (typeof message.name === 'string') total += countTextTokens(message.name) + TOKENS_PER_NAME;
+    if (typeof message.name === 'string') total += countPromptText(message.name) + TOKENS_PER_NAME;
     total += countToolCallTokens(message.tool_calls);
   }
-  if (Array.isArray(tools) && tools.length > 0) total += countTextTokens(JSON.stringify(tools));
+  if (Array.isArray(tools) && tools.length > 0) total += countPromptText(JSON.stringify(tools));
   return total;
 }
 
@@ -123,7 +133,7 @@ function readableText(value: unknown, out: string[]): void {
 }
 
 function toolsTokens(tools: unknown): number {
-  return Array.isArray(tools) && tools.length > 0 ? countTextTokens(JSON.stringify(tools)) : 0;
+  return Array.isArray(tools) && tools.length > 0 ? countPromptText(JSON.stringify(tools)) : 0;
 }
 
 /**
@@ -133,12 +143,12 @@ function toolsTokens(tools: unknown): number {
  */
 export function countResponsesPromptTokens(body: Record<string, unknown>): number {
   let total = REPLY_PRIMING;
-  if (typeof body.instructions === 'string') total += TOKENS_PER_MESSAGE + countTextTokens(body.instructions);
+  if (typeof body.instructions === 'string') total += TOKENS_PER_MESSAGE + countPromptText(body.instructions);
   const items = typeof body.input === 'string' ? [{ content: body.input }] : Array.isArray(body.input) ? body.input : [];
   for (const item of items) {
     const text: string[] = [];
     readableText(item, text);
-    total += TOKENS_PER_MESSAGE + countTextTokens(text.join('\n'));
+    total += TOKENS_PER_MESSAGE + countPromptText(text.join('\n'));
   }
   return total + toolsTokens(body.tools);
 }
@@ -153,12 +163,12 @@ export function countMessagesPromptTokens(body: Record<string, unknown>): number
   if (body.system !== undefined) {
     const text: string[] = [];
     readableText(body.system, text);
-    total += TOKENS_PER_MESSAGE + countTextTokens(text.join('\n'));
+    total += TOKENS_PER_MESSAGE + countPromptText(text.join('\n'));
   }
   for (const message of Array.isArray(body.messages) ? body.messages : []) {
     const text: string[] = [];
     readableText(isRecord(message) ? message.content : message, text);
-    total += TOKENS_PER_MESSAGE + countTextTokens(text.join('\n'));
+    total += TOKENS_PER_MESSAGE + countPromptText(text.join('\n'));
   }
   return total + toolsTokens(body.tools);
 }

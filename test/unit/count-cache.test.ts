@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TextCountCache } from '../../src/count-cache.js';
-import { countTextTokens } from '../../src/tokenize.js';
+import { countChatPromptTokens, countTextTokens } from '../../src/tokenize.js';
 
 describe('TextCountCache (remembered counts of long texts)', () => {
   it('answers what it was told, for an equal text built apart', () => {
@@ -40,13 +40,15 @@ describe('TextCountCache (remembered counts of long texts)', () => {
     expect(cache.weight()).toBe(0);
   });
 
-  it('gives countTextTokens each long text its own count, the first time and after', () => {
+  it('gives each prompt text its own count, the first time and when it comes again', () => {
     const english = Array.from({ length: 3000 }, (_, i) => `word${i % 97} ${i}`).join(' ');
     const other = 'x'.repeat(english.length); // as long, far fewer tokens
-    const first = countTextTokens(english);
-    const otherFirst = countTextTokens(other);
-    expect(otherFirst).not.toBe(first);
-    expect(countTextTokens(english.slice(0, -1) + english.at(-1))).toBe(first);
-    expect(countTextTokens('x'.repeat(english.length))).toBe(otherFirst);
+    const prompt = (content: string) => countChatPromptTokens([{ role: 'user', content }]);
+    const first = prompt(english);
+    const otherFirst = prompt(other);
+    expect(first).toBe(countTextTokens(english) + countTextTokens('user') + 6);
+    expect(otherFirst).toBe(countTextTokens(other) + countTextTokens('user') + 6);
+    expect(prompt(english.slice(0, -1) + english.at(-1))).toBe(first);
+    expect(prompt('x'.repeat(english.length))).toBe(otherFirst);
   });
 });
