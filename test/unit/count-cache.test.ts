@@ -33,6 +33,18 @@ describe('TextCountCache (remembered counts of long texts)', () => {
     expect(cache.weight()).toBeLessThanOrEqual(4);
   });
 
+  it('finds a long text by its fingerprint, and never answers for another text that shares it', () => {
+    const cache = new TextCountCache(1_000_000, undefined, 100);
+    const a = 'a'.repeat(1000);
+    const b = `${'a'.repeat(500)}b${'a'.repeat(499)}`; // same length, differs between two sampled characters
+    cache.set(a, 1);
+    expect(cache.get(a.split('').join(''))).toBe(1);
+    expect(cache.get(b)).toBeUndefined();
+    cache.set(b, 2); // same fingerprint: replaces a
+    expect(cache.get(b)).toBe(2);
+    expect(cache.get(a)).toBeUndefined();
+  });
+
   it('does not keep a text longer than a generation', () => {
     const cache = new TextCountCache(100);
     cache.set('z'.repeat(101), 9);
