@@ -53,6 +53,9 @@ class PairHeap {
   private keys = new Float64Array(64);
   private ends = new Int32Array(64);
   size = 0;
+  /** The key and end of the pair the last pop() removed. */
+  key = 0;
+  end = 0;
 
   push(key: number, end: number): void {
     if (this.size === this.keys.length) this.grow();
@@ -87,9 +90,6 @@ class PairHeap {
     this.keys[i] = lastKey;
     this.ends[i] = lastEnd;
   }
-
-  key = 0;
-  end = 0;
 
   private grow(): void {
     const keys = new Float64Array(this.keys.length * 2);

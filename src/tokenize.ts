@@ -4,7 +4,7 @@
  * simulator for the usage it reports. The counts are gpt-tokenizer's; the table behind them
  * (src/bpe.ts) takes about 4 MB instead of gpt-tokenizer's 60 and is read on the first count, not at
  * start. Special-token strings in user text count as ordinary text, never rejected (as the OpenAI API
- * does).
+ * does). The counts of long prompt texts are remembered, for the next turn of the same conversation.
  */
 import { countO200kTokens } from './bpe.js';
 import { TextCountCache } from './count-cache.js';
