@@ -1,4 +1,7 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { countO200kTokens } from '../../src/bpe.js';
 import { TextCountCache } from '../../src/count-cache.js';
 import { countChatPromptTokens, countTextTokens } from '../../src/tokenize.js';
 
@@ -62,5 +65,21 @@ describe('TextCountCache (remembered counts of long texts)', () => {
     expect(otherFirst).toBe(countTextTokens(other) + countTextTokens('user') + 6);
     expect(prompt(english.slice(0, -1) + english.at(-1))).toBe(first);
     expect(prompt('x'.repeat(english.length))).toBe(otherFirst);
+  });
+
+  it('keeps no prompt alive through a piece it remembers', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const letters = (n: number) => n.toString(26).replace(/[0-9]/g, (d) => 'qrstuvwxyz'[Number(d)]!);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 300; i++) {
+      // A prompt as a request body's JSON gives it, with one long word that is not a token (a piece the merge cache keeps).
+      const text = (JSON.parse(JSON.stringify({ t: `see https://example.com/averyverylongpathsegment${letters(i)}x and ${'filler text '.repeat(8000)}` })) as { t: string }).t;
+      countO200kTokens(text);
+    }
+    gc();
+    // Each piece a view into its prompt would keep 300 x 96,000 characters alive: about 27 MB.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(8 * 2 ** 20);
   });
 });
