@@ -212,7 +212,7 @@ export function o200kLoaded(): boolean {
 }
 
 /** Merge counts of pieces that are not tokens themselves: 4096 pieces a generation, so at most 8192 (as gpt-tokenizer's merge cache). */
-const merges = new TextCountCache(4096, () => 1);
+const merges = new TextCountCache({ generation: 4096, weigh: () => 1 });
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(1024);
 

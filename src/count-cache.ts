@@ -38,15 +38,19 @@ export class TextCountCache {
   private older = new Map<string, Entry>();
   private recentWeight = 0;
 
+  private readonly generation: number;
+  private readonly weigh: (text: string) => number;
+  private readonly fingerprintFrom: number;
+
   /**
    * `generation`: the weight of one generation; `weigh`: a text's weight (its length by default);
    * `fingerprintFrom`: the length from which a text is looked up by its fingerprint (never by default).
    */
-  constructor(
-    readonly generation: number,
-    private readonly weigh: (text: string) => number = (text) => text.length,
-    private readonly fingerprintFrom = Infinity,
-  ) {}
+  constructor(options: { generation: number; weigh?: (text: string) => number; fingerprintFrom?: number }) {
+    this.generation = options.generation;
+    this.weigh = options.weigh ?? ((text) => text.length);
+    this.fingerprintFrom = options.fingerprintFrom ?? Infinity;
+  }
 
   private keyOf(text: string): string {
     return text.length < this.fingerprintFrom ? text : fingerprint(text);
@@ -55,10 +59,12 @@ export class TextCountCache {
   /** The remembered count of `text`, or undefined. */
   get(text: string): number | undefined {
     const key = this.keyOf(text);
+    // Under a fingerprint the remembered text must be compared; under the text itself the Map has.
+    const compare = key !== text;
     const recent = this.recent.get(key);
-    if (recent !== undefined) return recent.text === text ? recent.count : undefined;
+    if (recent !== undefined) return !compare || recent.text === text ? recent.count : undefined;
     const older = this.older.get(key);
-    if (older === undefined || older.text !== text) return undefined;
+    if (older === undefined || (compare && older.text !== text)) return undefined;
     this.older.delete(key);
     this.remember(key, older);
     return older.count;

@@ -27,7 +27,7 @@ const REMEMBER_MIN_CHARS = 256;
  * (4 to 8 MB) kept alive. Only prompts: a client sends them again, turn after turn; an answer's text
  * is counted once (or growing, at each checkpoint of a stream) and would only push them out.
  */
-const promptCounts = new TextCountCache(2_000_000, undefined, 1024);
+const promptCounts = new TextCountCache({ generation: 2_000_000, fingerprintFrom: 1024 });
 
 /** Tokens of a text with the o200k_base encoding; special-token strings count as plain text. */
 export function countTextTokens(text: string): number {

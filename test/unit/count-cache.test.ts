@@ -7,14 +7,14 @@ import { countChatPromptTokens, countTextTokens } from '../../src/tokenize.js';
 
 describe('TextCountCache (remembered counts of long texts)', () => {
   it('answers what it was told, for an equal text built apart', () => {
-    const cache = new TextCountCache(1000);
+    const cache = new TextCountCache({ generation: 1000 });
     cache.set('x'.repeat(100), 7);
     expect(cache.get(['x'.repeat(50), 'x'.repeat(50)].join(''))).toBe(7);
     expect(cache.get('y'.repeat(100))).toBeUndefined();
   });
 
   it('keeps at most two generations of characters, the texts used lately first', () => {
-    const cache = new TextCountCache(300);
+    const cache = new TextCountCache({ generation: 300 });
     const text = (c: string) => c.repeat(100);
     cache.set(text('a'), 1);
     cache.set(text('b'), 2);
@@ -30,14 +30,14 @@ describe('TextCountCache (remembered counts of long texts)', () => {
   });
 
   it('weighs texts as told (one each: a bound on how many)', () => {
-    const cache = new TextCountCache(2, () => 1);
+    const cache = new TextCountCache({ generation: 2, weigh: () => 1 });
     for (const [i, text] of ['a', 'b', 'c', 'd', 'e'].entries()) cache.set(text, i);
     expect(['a', 'b', 'c', 'd', 'e'].map((t) => cache.get(t))).toEqual([undefined, undefined, 2, 3, 4]);
     expect(cache.weight()).toBeLessThanOrEqual(4);
   });
 
   it('finds a long text by its fingerprint, and never answers for another text that shares it', () => {
-    const cache = new TextCountCache(1_000_000, undefined, 100);
+    const cache = new TextCountCache({ generation: 1_000_000, fingerprintFrom: 100 });
     const a = 'a'.repeat(1000);
     const b = `${'a'.repeat(500)}b${'a'.repeat(499)}`; // same length, differs between two sampled characters
     cache.set(a, 1);
@@ -49,7 +49,7 @@ describe('TextCountCache (remembered counts of long texts)', () => {
   });
 
   it('does not keep a text longer than a generation', () => {
-    const cache = new TextCountCache(100);
+    const cache = new TextCountCache({ generation: 100 });
     cache.set('z'.repeat(101), 9);
     expect(cache.get('z'.repeat(101))).toBeUndefined();
     expect(cache.weight()).toBe(0);
