@@ -16,6 +16,22 @@ export function memoryOf(pid) {
   } catch { return { rssMb: NaN, hwmMb: NaN }; }
 }
 
+/**
+ * Resident MB of malloc's main heap (the `[heap]` mapping: the C library's main arena, where Node
+ * allocates each socket read's bytes), apart from V8's heap and the node binary (Linux /proc smaps).
+ */
+export function mallocHeapMbOf(pid) {
+  try {
+    let kb = 0;
+    let inHeap = false;
+    for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+      if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inHeap = line.trimEnd().endsWith(' [heap]');
+      else if (inHeap && line.startsWith('Rss:')) kb += Number(line.split(/\s+/)[1]);
+    }
+    return kb / 1024;
+  } catch { return NaN; }
+}
+
 /** User + system CPU seconds a process has used (Linux /proc). */
 export function cpuSecondsOf(pid) {
   try {

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { CFG, CHAT_MODEL, MAX_TOKENS, OPEN_STREAM_MODEL, TRANSLATED_MODEL } from './config.mjs';
-import { memoryOf } from './cpu.mjs';
+import { mallocHeapMbOf, memoryOf } from './cpu.mjs';
 
 /** 64 distinct prompts, so that nothing keyed by the body sees one request over and over. */
 const PROMPTS = Array.from({ length: 64 }, (_, i) => `Hello, this is benchmark prompt number ${i}. Please answer briefly.`);
@@ -184,6 +184,8 @@ export async function openStreams(target, simUrl, count) {
   const pool = newPool(target.url, count + 16);
   await simControl(simUrl, 'POST', '/__sim/faults', { model: OPEN_STREAM_MODEL, fault: { chunk_delay_ms: CFG.openStreamChunkDelayMs } });
   const before = target.pid ? memoryOf(target.pid) : null;
+  const mallocBefore = target.pid ? mallocHeapMbOf(target.pid) : NaN;
+  let mallocAllOpen = NaN;
   let opened = 0;
   let allOpenAt = null;
   let peak = 0;
@@ -207,6 +209,7 @@ export async function openStreams(target, simUrl, count) {
   if (allOpenAt !== null && target.pid) {
     await sleep(500);
     rssAllOpen = memoryOf(target.pid).rssMb;
+    mallocAllOpen = mallocHeapMbOf(target.pid);
   }
   const results = await Promise.all(pending);
   clearInterval(sampler);
@@ -217,7 +220,8 @@ export async function openStreams(target, simUrl, count) {
   return {
     count, opened, ok: summary.ok, errors: summary.errors, firstError: summary.firstError,
     secondsToOpenAll: allOpenAt === null ? NaN : (allOpenAt - start) / 1000,
-    rssStartMb: target.rssStartMb ?? NaN, rssBeforeMb: before?.rssMb ?? NaN, rssAllOpenMb: rssAllOpen, rssPeakMb: peak || NaN, hwmMb: after?.hwmMb ?? NaN, rssAfterMb: after?.rssMb ?? NaN,
+    rssStartMb: target.rssStartMb ?? NaN, rssBeforeMb: before?.rssMb ?? NaN, rssAllOpenMb: rssAllOpen, rssPeakMb: peak || NaN,
+    mallocStartMb: target.mallocStartMb ?? NaN, mallocBeforeMb: mallocBefore, mallocAllOpenMb: mallocAllOpen, hwmMb: after?.hwmMb ?? NaN, rssAfterMb: after?.rssMb ?? NaN,
     ttfbP50: summary.ttfbP50, ttfbP99: summary.ttfbP99,
   };
 }

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import { ADMIN_TOKEN, BENCH_DIR, CFG, ROOT, progress } from './config.mjs';
-import { memoryOf } from './cpu.mjs';
+import { mallocHeapMbOf, memoryOf } from './cpu.mjs';
 
 /** The child processes still running (killed on exit). */
 export const children = new Set();
@@ -186,7 +186,7 @@ export async function startGateway(label, simUrl, store, nodeFlags = [], extraEn
     });
     extraKeys.push(extra.key);
   }
-  return { kind: 'gateway', label, url, pid: proc.pid, key: account.key, accountId: account.id, extraKeys, proc, rssStartMb: memoryOf(proc.pid).rssMb };
+  return { kind: 'gateway', label, url, pid: proc.pid, key: account.key, accountId: account.id, extraKeys, proc, rssStartMb: memoryOf(proc.pid).rssMb, mallocStartMb: mallocHeapMbOf(proc.pid) };
 }
 
 const PORTKEY_DIR = join(BENCH_DIR, '.portkey');
@@ -219,7 +219,7 @@ export async function startPortkey(simUrl) {
   });
   const version = JSON.parse(readFileSync(join(PORTKEY_DIR, 'node_modules/@portkey-ai/gateway/package.json'), 'utf8')).version;
   const nodeServer = JSON.parse(readFileSync(join(PORTKEY_DIR, 'node_modules/@hono/node-server/package.json'), 'utf8')).version;
-  return { kind: 'portkey', label: `Portkey ${version}`, url: `http://127.0.0.1:${port}`, pid: proc.pid, simUrl, proc, version, nodeServer, rssStartMb: memoryOf(proc.pid).rssMb };
+  return { kind: 'portkey', label: `Portkey ${version}`, url: `http://127.0.0.1:${port}`, pid: proc.pid, simUrl, proc, version, nodeServer, rssStartMb: memoryOf(proc.pid).rssMb, mallocStartMb: mallocHeapMbOf(proc.pid) };
 }
 
 /** Starts the floor proxy (bench/floor-proxy.mjs): node:http and an undici pool in front of the simulator, nothing else. */
@@ -228,5 +228,5 @@ export async function startFloor(simUrl) {
   const proc = await startProcess('floor proxy', [join(BENCH_DIR, 'floor-proxy.mjs')], {
     env: cleanEnv({ FLOOR_UPSTREAM: simUrl, FLOOR_PORT: String(port) }), ready: /floor proxy listening/,
   });
-  return { kind: 'floor', label: 'Floor proxy (node:http + undici)', url: `http://127.0.0.1:${port}`, pid: proc.pid, proc, rssStartMb: memoryOf(proc.pid).rssMb };
+  return { kind: 'floor', label: 'Floor proxy (node:http + undici)', url: `http://127.0.0.1:${port}`, pid: proc.pid, proc, rssStartMb: memoryOf(proc.pid).rssMb, mallocStartMb: mallocHeapMbOf(proc.pid) };
 }

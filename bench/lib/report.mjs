@@ -94,6 +94,16 @@ function stageSection(stages, floor, direct) {
   return L;
 }
 
+/**
+ * How much of a target's growth over the load phases (RSS idle after them, less RSS at start) is
+ * malloc's heap, as a parenthesis for the memory paragraph; nothing when either was not measured.
+ */
+function mallocShare(o) {
+  const grown = o.rssBeforeMb - o.rssStartMb;
+  const malloc = o.mallocBeforeMb - o.mallocStartMb;
+  return Number.isFinite(grown) && Number.isFinite(malloc) ? ` (${f0(malloc)} MB of its ${f0(grown)} MB growth in malloc's heap, ${f0(o.mallocStartMb)} MB at start)` : '';
+}
+
 /** Data-driven reasons for the gateway's figures (PostgreSQL row against the floor's, Portkey's and the direct one). */
 export function explain(rows, baselines, stages) {
   const { gw, pk, floor, direct, gwLite } = roles(rows);
@@ -169,13 +179,13 @@ export function explain(rows, baselines, stages) {
   }
   if (gw.open && baselines) {
     const fresh = gw.openFresh;
-    out.push(`Memory: the gateway starts at ${f0(gw.open.rssStartMb)} MB resident. Its token counter no longer loads gpt-tokenizer's o200k module at start (${f0(baselines.gptTokenizerMb - baselines.nodeMb)} MB over a bare node's ${f0(baselines.nodeMb)} MB); it reads a compact table (src/bpe.ts, ${f0(baselines.tokenizerMb - baselines.nodeMb)} MB over a bare node, counts identical) on the first count, which the rate-limit stage's input estimate asks for on the first billable request. With ${CFG.openStreams} streams open it was at ${f0(gw.open.rssAllOpenMb)} MB (peak ${f0(gw.open.rssPeakMb)} MB during the phase, from ${f0(gw.open.rssBeforeMb)} MB idle after the load phases: V8 keeps the heap it grew under load until it collects)` +
+    out.push(`Memory: the gateway starts at ${f0(gw.open.rssStartMb)} MB resident. Its token counter no longer loads gpt-tokenizer's o200k module at start (${f0(baselines.gptTokenizerMb - baselines.nodeMb)} MB over a bare node's ${f0(baselines.nodeMb)} MB); it reads a compact table (src/bpe.ts, ${f0(baselines.tokenizerMb - baselines.nodeMb)} MB over a bare node, counts identical) on the first count, which the rate-limit stage's input estimate asks for on the first billable request. With ${CFG.openStreams} streams open it was at ${f0(gw.open.rssAllOpenMb)} MB (peak ${f0(gw.open.rssPeakMb)} MB during the phase, from ${f0(gw.open.rssBeforeMb)} MB idle after the load phases${mallocShare(gw.open)})` +
       (fresh ? `; on a freshly started gateway the same ${CFG.openStreams} streams took it from ${f0(fresh.rssBeforeMb)} to ${f0(fresh.rssAllOpenMb)} MB (peak ${f0(fresh.rssPeakMb)})` : '') +
       (fresh ? `: about ${f0((fresh.rssAllOpenMb - fresh.rssBeforeMb) * 1024 / CFG.openStreams)} KB per open stream, most of it Node's own per-connection state (two sockets, an HTTP parser each, undici's and http's request objects) and the request's objects in the pipeline` : '') +
-      (floor?.open ? `. The floor proxy, with no code of its own, starts at ${f0(floor.open.rssStartMb)} MB (node, node:http and undici), was at ${f0(floor.open.rssBeforeMb)} MB after the load phases and ${f0(floor.open.rssAllOpenMb)} MB with the streams open (peak ${f0(floor.open.rssPeakMb)})` : '') +
+      (floor?.open ? `. The floor proxy, with no code of its own, starts at ${f0(floor.open.rssStartMb)} MB (node, node:http and undici), was at ${f0(floor.open.rssBeforeMb)} MB after the load phases${mallocShare(floor.open)} and ${f0(floor.open.rssAllOpenMb)} MB with the streams open (peak ${f0(floor.open.rssPeakMb)})` : '') +
       (gwLite?.open ? `. The embedded store is in the PGlite gateway's process: PGlite alone (in memory, migrated) is ${f0(baselines.pgliteMb)} MB resident here, and that gateway ${f0(gwLite.open.rssAllOpenMb)} MB with the streams open` : '') + '.' +
       ' V8\'s young generation grows to its maximum during start-up and stays there: `npm start` caps it with `--max-semi-space-size=8` (16 MB in all instead of 32). Measured apart (2026-11-28, A/B in both start orders, fresh gateways on PostgreSQL): the cap starts the gateway 12-14 MB lower and holds 1000 fresh streams at 142-144 MB against 152-157 (peak 149-152 against 159-163); closed loops: chat on PostgreSQL 0-4% fewer requests a second, streams and chat on PGlite within 1% (an earlier measurement, before a request allocated less, had found 7-9% on PGlite).' +
-      ' Measured apart again (2026-11-28, later; 6 s closed loops of chat then streams, then 1000 streams; CPU A/B in both start orders): the heap the load phases leave is garbage V8 has not yet collected, not memory the gateway holds: idle, V8\'s memory reducer gave it back after 20 to 25 s (230 to 126 MB resident; young generation 32 to 0.3 MB, old 97 to 24 MB). What would keep it down under load costs throughput: adding `--heap-growing-percent=30` to the cap held 137 MB after the load phases and 145 MB with the streams open (peak 155), at 23% more CPU per request; `--optimize-for-size` held 112 and 128 MB (peak 135), at 2.7 times the CPU per request. Neither is set.');
+      ' Measured apart again (2026-11-28, later; 6 s closed loops of chat then streams, then 1000 streams; CPU A/B in both start orders): the heap the load phases leave is garbage V8 has not yet collected, not memory the gateway holds: idle, V8\'s memory reducer gave it back after 20 to 25 s (230 to 126 MB resident; young generation 32 to 0.3 MB, old 97 to 24 MB). Measured apart (2026-11-29, the same loops, then a full collection forced through `--expose-gc`): what V8 gives back is not all of it. Collected, V8\'s heap was back at its start-up size (47 MB) and the process still held 149 to 150 MB; after the same loops, malloc\'s heap (the C library\'s main arena) held 35 to 41 MB in four runs, against 7 to 9 MB at start. heaptrack, at the same point without the forced collection, found 16 MB of it in 44,000 live allocations made by socket reads: Node copies each read into a buffer of its own, freed only when V8 collects the Buffer, which after a request that outlived two young-generation collections happens in the old generation, seconds later. Once freed, the C library keeps the space, fragmented between allocations still live. Neither `MALLOC_ARENA_MAX=2` (41 MB) nor a 32 KB `MALLOC_MMAP_THRESHOLD_` (35 MB) changed that. The floor proxy, a few dozen lines of node:http and undici, grows the same way (the table\'s malloc column). What would keep it down under load costs throughput: adding `--heap-growing-percent=30` to the cap held 137 MB after the load phases and 145 MB with the streams open (peak 155), at 23% more CPU per request; `--optimize-for-size` held 112 and 128 MB (peak 135), at 2.7 times the CPU per request. Neither is set.');
   }
   return out;
 }
@@ -285,9 +295,9 @@ export function report({ machine, results, pgVersion, portkey, profile, stages, 
   const withOpen = rows.filter((r) => r.open);
   if (withOpen.length) {
     L.push(`## Resident memory with ${CFG.openStreams} open streams`, '');
-    L.push('| Target | RSS at start (MB) | RSS idle after the other phases (MB) | RSS, all open (MB) | peak RSS in phase (MB) | VmHWM since start (MB) | of which the embedded store (MB) | streams open / completed | seconds to open all | TTFB p50 / p99 (ms) | background CPU |');
-    L.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
-    const line = (label, o, store) => `| ${label} | ${f0(o.rssStartMb)} | ${f0(o.rssBeforeMb)} | ${f0(o.rssAllOpenMb)} | ${f0(o.rssPeakMb)} | ${f0(o.hwmMb)} | ${store} | ${o.opened} / ${o.ok} of ${o.count} | ${f2(o.secondsToOpenAll)} | ${f2(o.ttfbP50)} / ${f2(o.ttfbP99)} | ${bgCell(o)} |`;
+    L.push('| Target | RSS at start (MB) | RSS idle after the other phases (MB) | RSS, all open (MB) | peak RSS in phase (MB) | VmHWM since start (MB) | of which malloc\'s heap: at start / idle / all open (MB) | of which the embedded store (MB) | streams open / completed | seconds to open all | TTFB p50 / p99 (ms) | background CPU |');
+    L.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    const line = (label, o, store) => `| ${label} | ${f0(o.rssStartMb)} | ${f0(o.rssBeforeMb)} | ${f0(o.rssAllOpenMb)} | ${f0(o.rssPeakMb)} | ${f0(o.hwmMb)} | ${f0(o.mallocStartMb)} / ${f0(o.mallocBeforeMb)} / ${f0(o.mallocAllOpenMb)} | ${store} | ${o.opened} / ${o.ok} of ${o.count} | ${f2(o.secondsToOpenAll)} | ${f2(o.ttfbP50)} / ${f2(o.ttfbP99)} | ${bgCell(o)} |`;
     for (const r of withOpen) {
       const store = r.kind === 'gateway' && r.store === 'pglite' ? `about ${f0(baselines.pgliteMb - baselines.nodeMb)} (PGlite alone: ${f0(baselines.pgliteMb)})` : r.kind === 'gateway' ? 'none (PostgreSQL server)' : '—';
       L.push(line(r.label, r.open, store));
