@@ -213,6 +213,16 @@ export function o200kLoaded(): boolean {
 
 /** Merge counts of pieces that are not tokens themselves: 4096 pieces a generation, so at most 8192 (as gpt-tokenizer's merge cache). */
 const merges = new TextCountCache({ generation: 4096, weigh: () => 1 });
+
+/**
+ * A piece as the merge cache may keep it: V8 makes a slice of 13 characters or more a view into the
+ * whole string, so a cached piece would keep its whole prompt alive (300 prompts of 96,000
+ * characters, each with one long word not a token, held 27 MB after a full collection). JSON.parse
+ * makes a new flat string; `(' ' + piece).slice(1)` would be a view again. A shorter slice is a copy.
+ */
+function ownPiece(piece: string): string {
+  return piece.length < 13 ? piece : (JSON.parse(JSON.stringify(piece)) as string);
+}
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(1024);
 
@@ -246,7 +256,7 @@ function pieceCount(v: Vocabulary, text: string, start: number, end: number): nu
   // holds a lone surrogate or starts with U+FEFF (see above).
   if (piece.charCodeAt(0) !== 0xfeff && isWellFormed(piece) && exactRank(v, scratch, 0, written) >= 0) return 1;
   const count = mergedCount(v, scratch, written);
-  merges.set(piece, count);
+  merges.set(ownPiece(piece), count);
   return count;
 }
 

@@ -71,16 +71,12 @@ export class TextCountCache {
   }
 
   /**
-   * Remembers `count` for `text` (a text that outweighs a whole generation is not kept). The cache
-   * keeps a copy of its own: V8 makes a slice of 13 characters or more (a piece of a prompt) a view
-   * into the whole string, which a cached slice would keep alive: 300 prompts of 96,000 characters,
-   * each with one long word not a token, held 27 MB after a full collection. (A shorter slice is a
-   * copy already. JSON.parse makes a new flat string; `(' ' + text).slice(1)` would be a view again,
-   * slower to compare.)
+   * Remembers `count` for `text` (a text that outweighs a whole generation is not kept). The text is
+   * kept as given: pass a string of its own, not a slice of a longer one, which V8 would keep whole
+   * (src/bpe.ts copies its pieces for this).
    */
   set(text: string, count: number): void {
-    const own = text.length < 13 ? text : (JSON.parse(JSON.stringify(text)) as string);
-    this.remember(this.keyOf(own), { text: own, count });
+    this.remember(this.keyOf(text), { text, count });
   }
 
   private remember(key: string, entry: Entry): void {
