@@ -39,7 +39,7 @@ import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ARGS, BENCH_DIR, CFG, QUICK, ROOT, progress, t0 } from './lib/config.mjs';
 import { memoryBaselines } from './lib/cpu.mjs';
-import { adminSql, commitLatencyMs, createDatabase, ledgerAloneMs, roundTripMs } from './lib/db.mjs';
+import { adminSql, commitLatencyMs, createDatabase, roundTripMs } from './lib/db.mjs';
 import { measureAll, measureOpenStreams, storeWorkPerRequest } from './lib/measure.mjs';
 import { children, cleanEnv, ensurePortkey, freePort, killChildren, prepareBaseline, startFloor, startGateway, startPortkey, startProcess } from './lib/processes.mjs';
 import { profileGateway, profileNote } from './lib/profile.mjs';
@@ -142,11 +142,9 @@ async function main() {
       commitMs: db ? await commitLatencyMs(db.url).catch(() => NaN) : NaN,
       commitAsyncMs: db ? await commitLatencyMs(db.url, 200, { synchronous: false }).catch(() => NaN) : NaN,
       roundTrip: db ? await roundTripMs(db.url).catch(() => null) : null,
-      ledgerAlone: db && gwPgTarget ? await ledgerAloneMs(db.url, gwPgTarget.accountId).catch((error) => { progress(`the ledger's statements alone: ${error.message}`); return null; }) : null,
     };
     if (baselines.roundTrip) progress(`one PostgreSQL round trip (SELECT 1, median): ${f2(baselines.roundTrip.hotMs)} ms back to back, ${f2(baselines.roundTrip.idleMs)} ms after ${baselines.roundTrip.afterMs} ms idle`);
     progress(`one PostgreSQL commit (median round trip): ${f2(baselines.commitMs)} ms; without waiting for the WAL flush: ${f2(baselines.commitAsyncMs)} ms`);
-    if (baselines.ledgerAlone) progress(`the ledger's statements alone at ${baselines.ledgerAlone.rate}/s (medians): reserve ${f2(baselines.ledgerAlone.reserveMs)} ms, settle ${f2(baselines.ledgerAlone.settleMs)} ms`);
     progress(`RSS of a bare node: ${baselines.nodeMb.toFixed(0)} MB; with the gateway's tokenizer: ${baselines.tokenizerMb.toFixed(0)} MB; with gpt-tokenizer's o200k module: ${baselines.gptTokenizerMb.toFixed(0)} MB; PGlite alone: ${baselines.pgliteMb.toFixed(0)} MB`);
 
     const verdicts = evaluateTargets(results);

@@ -27,6 +27,7 @@ import { createLimiter } from './limits/index.js';
 import { AuthCache } from './pipeline/auth-cache.js';
 import type { Runtime } from './pipeline/stage.js';
 import { createLogger, logLevelFromEnv } from './observability/log.js';
+import { timeStatements } from './observability/stage-timings.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { buildServer } from './server/app.js';
 import { drain } from './server/drain.js';
@@ -105,7 +106,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     if (up) log('store recovered', { store: storeTarget }, 'info');
     else log('store unavailable: requests answer 503 store_unavailable until it is back', { store: storeTarget, error }, 'error');
   });
-  const db = await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir, availability: storeAvailability, memoryTemplate: opts.memoryTemplate });
+  const db = timeStatements(await openDb({ databaseUrl: env.DATABASE_URL || undefined, dataDir: gateway.settings.dataDir, availability: storeAvailability, memoryTemplate: opts.memoryTemplate }));
   const ledger = new Ledger(db);
   const metrics = new GatewayMetrics();
   metrics.setHoldsOpen(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM holds WHERE closed_at IS NULL'))[0]?.n ?? 0);

@@ -120,10 +120,11 @@ export async function roundTripMs(databaseUrl, n = 200, idleMs = 10) {
  * The ledger's two statements alone, as the gateway sends them but from a bare client: the gateway's
  * own prepared reserve (on a session with synchronous_commit off) and, `CFG.simLatencyMs` later, its
  * durable settle of one usage row, for `seconds` at `rate` requests a second against `accountId` of
- * the migrated database at `databaseUrl`. Medians of each round trip: what the two ledger calls on
- * every metered request's path cost on this machine before any of the gateway's own code runs.
+ * the migrated database at `databaseUrl`. Each round trip's time in ms ({reserve: [], settle: []}):
+ * what the two ledger calls on every metered request's path cost on this machine before any of the
+ * gateway's own code runs. The per-stage run (stages.mjs) takes its slices between the gateway's.
  */
-export async function ledgerAloneMs(databaseUrl, accountId, rate = CFG.lowRate, seconds = 5) {
+export async function ledgerAloneSamples(databaseUrl, accountId, rate = CFG.lowRate, seconds = 5) {
   const built = (module) => import(pathToFileURL(join(ROOT, 'dist/src', module)).href);
   const { RESERVE_ONE, SETTLE_ONE } = await built('ledger/hold-statements.js');
   const { STATEMENT_SESSIONS } = await built('store/postgres.js');
@@ -137,16 +138,17 @@ export async function ledgerAloneMs(databaseUrl, accountId, rate = CFG.lowRate, 
     return performance.now() - start;
   };
   const tag = randomBytes(4).toString('hex');
-  const reserveMs = [];
-  const settleMs = [];
-  const request = async (i) => {
+  const samples = { reserve: [], settle: [] };
+  const request = async (i, into = samples) => {
     const hold = `hold_bench_${tag}_${i}`;
-    reserveMs.push(await timed(reserves, RESERVE_ONE, [hold, accountId, '1000', 60_000]));
+    into.reserve.push(await timed(reserves, RESERVE_ONE, [hold, accountId, '1000', 60_000]));
     await sleep(CFG.simLatencyMs);
     const row = { id: `use_bench_${tag}_${i}`, request_id: `req_bench_${tag}_${i}`, model: 'bench', kind: 'tokens', quantity: '24', unit: 'token', amount: '500', details: {}, key_id: null };
-    settleMs.push(await timed(settles, SETTLE_ONE, [hold, accountId, JSON.stringify([row])]));
+    into.settle.push(await timed(settles, SETTLE_ONE, [hold, accountId, JSON.stringify([row])]));
   };
   try {
+    // Untimed: both connections of each pool opened and their statements prepared, as in a running gateway.
+    for (let round = 0; round < 2; round++) await Promise.all([0, 1].map((k) => request(`warm${round}${k}`, { reserve: [], settle: [] })));
     const pending = [];
     const start = performance.now();
     for (let i = 0; i < rate * seconds; i++) {
@@ -156,7 +158,7 @@ export async function ledgerAloneMs(databaseUrl, accountId, rate = CFG.lowRate, 
     }
     const failed = (await Promise.all(pending)).find((e) => e !== null);
     if (failed) throw failed;
-    return { reserveMs: median(reserveMs), settleMs: median(settleMs), rate };
+    return samples;
   } finally {
     await Promise.all([reserves.end(), settles.end()]);
   }

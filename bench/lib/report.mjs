@@ -63,6 +63,33 @@ function baselineSection(rows) {
   return L;
 }
 
+/** The two ledger statements' round trips in ms, inside the gateway and from the bare client, p50s (null when not measured). */
+function ledgerPair(load) {
+  const stmt = (name) => load?.statements?.find((r) => r.statement === name);
+  const reserve = stmt('ledger_reserve_one');
+  const settle = stmt('ledger_settle_one');
+  const alone = load?.ledgerAlone;
+  return reserve && settle && alone ? { reserve, settle, alone } : null;
+}
+
+/**
+ * The ledger's statements inside the stage-timed gateway (gateway_store_statement_duration_seconds)
+ * beside the same statements from a bare client in slices between the gateway's: same machine state.
+ */
+function statementTable(load) {
+  const pair = ledgerPair(load);
+  if (!pair) return [];
+  const { reserve, settle, alone } = pair;
+  const cell = (x) => `${f2(x.p50Ms)} / ${f2(x.meanMs)}`;
+  return [
+    `The ledger's statements at ${load.rate} req/s (non-streaming), each timed from the call to its rows: inside the gateway (\`gateway_store_statement_duration_seconds{statement}\`, with the pool's checkout), and sent by a bare client (node-postgres, the gateway's own prepared statements and session settings, none of its code: the reserve, then ${CFG.simLatencyMs} ms later the durable settle of one usage row) in slices between the gateway's. Other statements the gateway ran (batches of several, when requests overlapped): ${load.statements.filter((r) => r !== reserve && r !== settle).map((r) => `${r.statement} ${r.count}x`).join(', ') || 'none'}.`, '',
+    '| Statement | gateway: p50 / mean (ms) | bare client: p50 / mean (ms) | requests (gateway / bare) |', '|---|--:|--:|--:|',
+    `| reserve (ledger_reserve_one, no WAL flush wait) | ${cell(reserve)} | ${cell(alone.reserve)} | ${reserve.count} / ${alone.reserve.n} |`,
+    `| settle (ledger_settle_one, durable) | ${cell(settle)} | ${cell(alone.settle)} | ${settle.count} / ${alone.settle.n} |`,
+    '',
+  ];
+}
+
 /** "Where each millisecond goes": the stage table of one load of the stage-timing run, and its reading. */
 function stageSection(stages, floor, direct) {
   const L = [];
@@ -80,6 +107,7 @@ function stageSection(stages, floor, direct) {
   L.push(`| pipeline (gateway_request_duration_seconds) | from the first stage to the end of the request's bookkeeping | ${loads.map((l) => f2(l.pipelineMeanMs)).join(' | ')} |`);
   L.push(`| client: gateway / direct (mean) | what the load generator measured, to the last byte | ${loads.map((l) => `${f2(l.client.mean)} / ${f2(l.direct.mean)}`).join(' | ')} |`);
   L.push('');
+  L.push(...statementTable(loads.find((l) => l.key === 'chatLow')));
   L.push(`Reading the means (added latency = the client's mean through the gateway minus its mean calling the simulator directly):`, '');
   for (const l of loads) {
     const added = l.client.mean - l.direct.mean;
@@ -100,6 +128,24 @@ function stageSection(stages, floor, direct) {
  */
 function mallocHeapNote(o) {
   return Number.isFinite(o.mallocStartMb) && Number.isFinite(o.mallocBeforeMb) ? ` (malloc's heap: ${f0(o.mallocStartMb)} MB at start, ${f0(o.mallocBeforeMb)} MB then)` : '';
+}
+
+/**
+ * What the two ledger statements cost from a bare client, and (when the stage run timed them inside the
+ * gateway, in the same slices) what they cost the gateway, against admission's and settle's p50s.
+ */
+function aloneNote(chatLow, baselines) {
+  const pair = ledgerPair(chatLow);
+  // A run saved before the bare client ran in the stage run's slices measured it once, after the main phases.
+  const alone = pair ? { rate: pair.alone.rate, reserveMs: pair.alone.reserve.p50Ms, settleMs: pair.alone.settle.p50Ms } : baselines?.ledgerAlone;
+  if (!alone) return '';
+  const both = alone.reserveMs + alone.settleMs;
+  let note = ` The two ledger statements alone, sent at ${alone.rate}/s by a bare client (the gateway's own prepared reserve, then ${CFG.simLatencyMs} ms later its durable settle of one usage row; none of the gateway's code${pair ? ', in slices between the per-stage gateway\'s' : ''}), take ${f2(alone.reserveMs)} ms and ${f2(alone.settleMs)} ms at the median: ${f2(both)} ms on every metered request's path before the gateway does anything, ${both > 1 ? 'more than' : 'within'} the 1 ms the target leaves for all of it.`;
+  if (pair) {
+    const stage = (name) => chatLow.rows.find((r) => r.stage === name);
+    note += ` Inside the gateway, in the same slices, the same statements took ${f2(pair.reserve.p50Ms)} and ${f2(pair.settle.p50Ms)} ms at the median (the table under the stages): the round trips cost the gateway about what they cost a bare client. What admission and settle add to them at the median (${f2(stage('admission').p50Ms - pair.reserve.p50Ms)} and ${f2(stage('settle').p50Ms - pair.settle.p50Ms)} ms) is the gateway's own: the limiter, the estimate and the quote; the bill, its rows and the answer's headers; the group commit's turn of the event loop. (Means run higher than medians here: a few slow round trips weigh on them.)`;
+  }
+  return note;
 }
 
 /** Data-driven reasons for the gateway's figures (PostgreSQL row against the floor's, Portkey's and the direct one). */
@@ -171,7 +217,7 @@ export function explain(rows, baselines, stages) {
     const st = (name) => chatLow.rows.find((r) => r.stage === name);
     const own = chatLow.rows.filter((r) => r.stage !== 'upstream').reduce((a, r) => a + (Number.isNaN(r.meanMs) ? 0 : r.meanMs), 0);
     const ledger = st('admission').meanMs + st('settle').meanMs;
-    out.push(`Why the added latency is above the floor's (per-stage timings, non-streaming at ${CFG.lowRate} req/s, means): the gateway's stages take ${f2(own)} ms on the request's path, of which ${f2(ledger)} ms are admission (${f2(st('admission').meanMs)}: the reserve's round trip, its statement and commit, the limiter) and settle (${f2(st('settle').meanMs)}: the settle's round trip, statement and durable commit); auth, validate, translate and the write together ${f2(own - ledger)} ms. The issue's rules keep both round trips on the path (no upstream call before the hold is visible; no answer completed before its charge is durable), so the floor plus 1 ms leaves about 1 ms for two round trips to PostgreSQL, their two statements and the stages' CPU.${baselines?.roundTrip ? ` On this machine a round trip to PostgreSQL (\`SELECT 1\`, median) takes ${f2(baselines.roundTrip.hotMs)} ms back to back but ${f2(baselines.roundTrip.idleMs)} ms after ${baselines.roundTrip.afterMs} ms of idleness (the sleeping backend, then the sleeping gateway, are woken): at ${CFG.lowRate} req/s the machine idles between requests, so each of the two ledger round trips pays that wake-up, about ${f2(2 * (baselines.roundTrip.idleMs - baselines.roundTrip.hotMs))} ms together over their cost back to back.` : ''}${baselines?.ledgerAlone ? ` The two ledger statements alone, sent at ${baselines.ledgerAlone.rate}/s by a bare client (the gateway's own prepared reserve, then ${CFG.simLatencyMs} ms later its durable settle of one usage row; none of the gateway's code), take ${f2(baselines.ledgerAlone.reserveMs)} ms and ${f2(baselines.ledgerAlone.settleMs)} ms at the median: ${f2(baselines.ledgerAlone.reserveMs + baselines.ledgerAlone.settleMs)} ms on every metered request's path before the gateway does anything, ${baselines.ledgerAlone.reserveMs + baselines.ledgerAlone.settleMs > 1 ? 'more than' : 'within'} the 1 ms the target leaves for all of it.` : ''} The p99s come from the same two waits under load: admission p99 ${f2(st('admission').p99Ms)} ms and settle p99 ${f2(st('settle').p99Ms)} ms at ${CFG.lowRate} req/s` +
+    out.push(`Why the added latency is above the floor's (per-stage timings, non-streaming at ${CFG.lowRate} req/s, means): the gateway's stages take ${f2(own)} ms on the request's path, of which ${f2(ledger)} ms are admission (${f2(st('admission').meanMs)}: the reserve's round trip, its statement and commit, the limiter) and settle (${f2(st('settle').meanMs)}: the settle's round trip, statement and durable commit); auth, validate, translate and the write together ${f2(own - ledger)} ms. The issue's rules keep both round trips on the path (no upstream call before the hold is visible; no answer completed before its charge is durable), so the floor plus 1 ms leaves about 1 ms for two round trips to PostgreSQL, their two statements and the stages' CPU.${baselines?.roundTrip ? ` On this machine a round trip to PostgreSQL (\`SELECT 1\`, median) takes ${f2(baselines.roundTrip.hotMs)} ms back to back but ${f2(baselines.roundTrip.idleMs)} ms after ${baselines.roundTrip.afterMs} ms of idleness (the sleeping backend, then the sleeping gateway, are woken): at ${CFG.lowRate} req/s the machine idles between requests, so each of the two ledger round trips pays that wake-up, about ${f2(2 * (baselines.roundTrip.idleMs - baselines.roundTrip.hotMs))} ms together over their cost back to back.` : ''}${aloneNote(chatLow, baselines)} The p99s come from the same two waits under load: admission p99 ${f2(st('admission').p99Ms)} ms and settle p99 ${f2(st('settle').p99Ms)} ms at ${CFG.lowRate} req/s` +
       (stages.loads.find((l) => l.key === 'chat') ? `, ${f2(stages.loads.find((l) => l.key === 'chat').rows.find((r) => r.stage === 'admission').p99Ms)} and ${f2(stages.loads.find((l) => l.key === 'chat').rows.find((r) => r.stage === 'settle').p99Ms)} ms at ${CFG.rate} req/s (a request that arrives while a batch is in flight waits for it, then goes in the next)` : '') + '.' +
       ' Three causes of stalls behind the p99 were found with node --trace-gc, the gateway\'s own request durations and the server\'s auto_explain, and removed: the PostgreSQL pools closed connections idle for 10 s, so every burst, and every background job tick at :00 and :30, opened new ones (about 15 ms each here) while requests waited (40-150 ms stalls); the ledger\'s generic plans, made while the holds table was small, read the whole table once it had grown (30-100 ms per batch at 7,500 holds); and an AbortSignal per request, which on Node 20 no scavenge collects, carried each request\'s objects into the old generation. What is left in the p99 at this rate are the old generation\'s collections (a mark-compact every 5 to 12 s, pausing 3 to 18 ms) and the variance of the two waits themselves: on this machine an fdatasync takes 0.18 ms back to back and 0.65 ms after 10 ms of idleness (measured apart), and a settle waits for one. The background jobs\' ticks no longer stall requests: they ran a transaction and took an advisory lock every 5 s even with nothing due, on a cron library that spent about 0.7 ms of the event loop computing each next time; each tick now reads one index first (nothing due: no transaction, no lock), on croner (about 40 µs).');
   }

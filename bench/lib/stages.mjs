@@ -6,6 +6,7 @@
 
 import { CFG, progress } from './config.mjs';
 import { waitForQuiet } from './cpu.mjs';
+import { ledgerAloneSamples } from './db.mjs';
 import { aggregate, newPool, openLoop, scenarios } from './load.mjs';
 import { startGateway } from './processes.mjs';
 
@@ -43,7 +44,7 @@ function parseHistograms(text, names) {
 async function scrape(url) {
   const res = await fetch(`${url}/metrics`);
   if (!res.ok) throw new Error(`GET /metrics answered ${res.status}`);
-  return parseHistograms(await res.text(), ['gateway_stage_duration_seconds', 'gateway_request_duration_seconds']);
+  return parseHistograms(await res.text(), ['gateway_stage_duration_seconds', 'gateway_request_duration_seconds', 'gateway_store_statement_duration_seconds']);
 }
 
 /** after - before, series by series. */
@@ -107,7 +108,17 @@ function summarizeStages(acc) {
   let sum = 0;
   let count = 0;
   for (const s of (acc.get('gateway_request_duration_seconds') ?? new Map()).values()) { sum += s.sum; count += s.count; }
-  return { rows, pipelineMeanMs: count ? (sum / count) * 1000 : NaN };
+  // The ledger's prepared statements inside the gateway (gateway_store_statement_duration_seconds).
+  const statements = [...(acc.get('gateway_store_statement_duration_seconds') ?? new Map())].map(([key, s]) => ({
+    statement: /^statement="(.*)"$/.exec(key)?.[1] ?? key, count: s.count, meanMs: s.count ? (s.sum / s.count) * 1000 : NaN, p50Ms: quantile(s, 0.5) * 1000, p99Ms: quantile(s, 0.99) * 1000,
+  })).filter((r) => r.count > 0);
+  return { rows, statements, pipelineMeanMs: count ? (sum / count) * 1000 : NaN };
+}
+
+/** p50 and mean of some timings in ms. */
+function spread(times) {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { n: sorted.length, p50Ms: sorted[Math.floor(sorted.length / 2)] ?? NaN, meanMs: sorted.reduce((a, b) => a + b, 0) / sorted.length };
 }
 
 const NO_CPU = { targetCpu: null, cpu: { busy: 0, own: 0, postgres: 0, background: 0 } };
@@ -137,17 +148,27 @@ export async function stageTimings(simUrl, store) {
       const acc = new Map();
       const gwSlices = [];
       const directSlices = [];
+      // Non-streaming at the low rate: the ledger's two statements from a bare client too, in slices
+      // between the gateway's, so that both are measured in the same state of the machine.
+      const alone = load.key === 'chatLow' && store.databaseUrl ? { reserve: [], settle: [] } : null;
       for (let round = 0; round < CFG.rounds; round++) {
         const before = await scrape(gw.url);
         gwSlices.push({ ...(await openLoop(pools.gw, scenarios(gw)[load.scenario], load.rate, seconds / CFG.rounds)), ...NO_CPU });
         accumulate(acc, delta(before, await scrape(gw.url)));
         directSlices.push({ ...(await openLoop(pools.direct, scenarios(direct)[load.scenario], load.rate, seconds / CFG.rounds)), ...NO_CPU });
+        if (alone) {
+          const slice = await ledgerAloneSamples(store.databaseUrl, gw.accountId, load.rate, seconds / CFG.rounds);
+          alone.reserve.push(...slice.reserve);
+          alone.settle.push(...slice.settle);
+        }
       }
       const client = aggregate(gwSlices, load.rate);
       const baseline = aggregate(directSlices, load.rate);
       const stages = summarizeStages(acc);
-      out.loads.push({ ...load, client, direct: baseline, ...stages });
-      progress(`stage timings: ${load.title}: ${stages.rows.map((r) => `${r.stage} ${r.meanMs.toFixed(3)}`).join(', ')} ms (means); client added ${(client.mean - baseline.mean).toFixed(2)} ms (mean)`);
+      const ledgerAlone = alone ? { rate: load.rate, reserve: spread(alone.reserve), settle: spread(alone.settle) } : null;
+      out.loads.push({ ...load, client, direct: baseline, ...stages, ledgerAlone });
+      progress(`stage timings: ${load.title}: ${stages.rows.map((r) => `${r.stage} ${r.meanMs.toFixed(3)}`).join(', ')} ms (means); statements ${stages.statements.map((r) => `${r.statement} p50 ${r.p50Ms.toFixed(3)}`).join(', ')}; client added ${(client.mean - baseline.mean).toFixed(2)} ms (mean)`);
+      if (ledgerAlone) progress(`stage timings: the ledger's statements alone, same slices (p50): reserve ${ledgerAlone.reserve.p50Ms.toFixed(3)} ms, settle ${ledgerAlone.settle.p50Ms.toFixed(3)} ms`);
     }
   } finally {
     await pools.gw.close();

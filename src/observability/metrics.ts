@@ -306,6 +306,15 @@ export const STAGE_DURATIONS: Histogram | null = process.env.GATEWAY_STAGE_TIMIN
   ? new Histogram('gateway_stage_duration_seconds', 'Wall time per pipeline stage (auth, validate, admission, translate, upstream, settle, write), in seconds; recorded only with GATEWAY_STAGE_TIMINGS=1.', ['stage'], STAGE_BUCKETS_SECONDS)
   : null;
 
+/**
+ * `gateway_store_statement_duration_seconds{statement}`: each prepared store statement's round trip
+ * (the ledger's reserve, settle, release and batches), kept only with GATEWAY_STAGE_TIMINGS=1
+ * (src/observability/stage-timings.ts), else null.
+ */
+export const STATEMENT_DURATIONS: Histogram | null = STAGE_DURATIONS
+  ? new Histogram('gateway_store_statement_duration_seconds', "Wall time per prepared store statement (the ledger's), from the call to its rows, in seconds; recorded only with GATEWAY_STAGE_TIMINGS=1.", ['statement'], STAGE_BUCKETS_SECONDS)
+  : null;
+
 /** Token usage as the token meter reports it (the same fields as TokenUsage; src/meters/token-meter.ts). */
 export interface MeteredUsage { input: number; output: number; cachedInput: number; cacheWrite: number; reasoning: number; }
 
@@ -352,6 +361,7 @@ export class GatewayMetrics {
     this.uptime = r.register(new Gauge('gateway_process_uptime_seconds', 'Seconds since the process started.').collectWith(() => process.uptime()));
     r.register(new ReadCounter('gateway_log_lines_dropped_total', 'Log lines dropped because standard output could not keep up (its bound of lines waiting was full).', logLinesDropped));
     if (STAGE_DURATIONS) r.register(STAGE_DURATIONS);
+    if (STATEMENT_DURATIONS) r.register(STATEMENT_DURATIONS);
     for (const scope of ['account', 'key']) for (const limit of ['requests', 'tokens', 'concurrency']) this.limiterRejections.init([scope, limit]);
     this.configReloads.init(['ok']).init(['error']);
     this.limiterFallbacks.init([]);

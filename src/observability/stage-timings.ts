@@ -10,12 +10,16 @@
  *   upstream   the forward stage: the upstream call and reading its answer (the whole stream, streaming)
  *   settle     the meter stage: the settle (a durable commit) or the release
  *   write      the last write of the answer (`ctx.finish`: the JSON body, or a stream's closing frame)
+ * and, apart, each prepared store statement's round trip (`gateway_store_statement_duration_seconds
+ * {statement}`: timeStatements), so that the ledger's share of admission and settle can be read
+ * against the same statements sent by a bare client.
  * What fastify does before the pipeline (routing, reading and parsing the body) is in no stage, nor
  * in gateway_request_duration_seconds; what the pipeline does after the write (the limiter's
  * bookkeeping, the request log line) is in gateway_request_duration_seconds but in no stage.
  */
 import type { RequestContext, StageHandler } from '../pipeline/context.js';
-import { STAGE_DURATIONS } from './metrics.js';
+import type { Db, Statement } from '../store/types.js';
+import { STAGE_DURATIONS, STATEMENT_DURATIONS } from './metrics.js';
 
 /** The report names of the pipeline's stages. */
 const STAGE_LABEL: Readonly<Record<string, string>> = {
@@ -54,4 +58,32 @@ export function timeStages(handlers: readonly StageHandler[], names: readonly st
       if (forward && ctx.finish) ctx.finish = timedFinish(ctx.finish);
     };
   });
+}
+
+/**
+ * The store, its prepared statements timed into gateway_store_statement_duration_seconds (from the
+ * call, through the pool's checkout, to the rows). Everything else is the store's own. The store as
+ * it is when GATEWAY_STAGE_TIMINGS is off.
+ */
+export function timeStatements(db: Db): Db {
+  const histogram = STATEMENT_DURATIONS;
+  if (!histogram) return db;
+  const series = new Map<string, string[]>();
+  return {
+    kind: db.kind,
+    query: (sql, params) => db.query(sql, params),
+    exec: (sql) => db.exec(sql),
+    transaction: (fn) => db.transaction(fn),
+    close: () => db.close(),
+    async run<T>(statement: Statement, params: unknown[]): Promise<T[]> {
+      const start = performance.now();
+      try {
+        return await db.run<T>(statement, params);
+      } finally {
+        let labels = series.get(statement.name);
+        if (!labels) series.set(statement.name, labels = [statement.name]);
+        histogram.observe(labels, (performance.now() - start) / 1000);
+      }
+    },
+  };
 }

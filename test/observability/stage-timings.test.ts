@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestContext, StageHandler } from '../../src/pipeline/context.js';
+import type { Db, Statement } from '../../src/store/types.js';
 
 /** The metrics and stage-timings modules as a process started with GATEWAY_STAGE_TIMINGS=value loads them. */
 async function load(value: string | undefined) {
@@ -47,5 +48,41 @@ describe('per-stage timings (GATEWAY_STAGE_TIMINGS)', () => {
     const [wrapped] = timings.timeStages([() => { throw new Error('refused'); }], ['validate']);
     await expect(wrapped!({} as unknown as RequestContext)).rejects.toThrow('refused');
     expect(metrics.STAGE_DURATIONS!.snapshot(['validate']).count).toBe(1);
+  });
+
+  it('leaves the store as it is when off', async () => {
+    const { metrics, timings } = await load(undefined);
+    const db = { kind: 'postgres' } as unknown as Db;
+    expect(timings.timeStatements(db)).toBe(db);
+    expect(metrics.STATEMENT_DURATIONS).toBeNull();
+    expect(await new metrics.GatewayMetrics().render()).not.toContain('gateway_store_statement_duration_seconds');
+  });
+
+  it('times each prepared statement under its name, a failing one too, and passes everything else through', async () => {
+    const { metrics, timings } = await load('1');
+    const calls: string[] = [];
+    const inner: Db = {
+      kind: 'postgres',
+      async run<T>(statement: Statement) { await sleep(2); if (statement.name === 'broken') throw new Error('rolled back'); return [{ ok: statement.name }] as T[]; },
+      async query<T>(sql: string) { calls.push(sql); return [] as T[]; },
+      async exec(sql: string) { calls.push(sql); },
+      async transaction<T>(fn: (tx: never) => Promise<T>) { calls.push('transaction'); return fn(undefined as never); },
+      async close() { calls.push('close'); },
+    };
+    const db = timings.timeStatements(inner);
+    expect(await db.run({ name: 'ledger_reserve_one', text: '', commit: 'async' }, [])).toEqual([{ ok: 'ledger_reserve_one' }]);
+    await db.run({ name: 'ledger_reserve_one', text: '', commit: 'async' }, []);
+    await expect(db.run({ name: 'broken', text: '', commit: 'durable' }, [])).rejects.toThrow('rolled back');
+    await db.query('SELECT 1');
+    await db.exec('SELECT 2');
+    expect(await db.transaction(async () => 7)).toBe(7);
+    await db.close();
+    expect(calls).toEqual(['SELECT 1', 'SELECT 2', 'transaction', 'close']);
+    expect(db.kind).toBe('postgres');
+    const h = metrics.STATEMENT_DURATIONS!;
+    expect(h.snapshot(['ledger_reserve_one']).count).toBe(2);
+    expect(h.snapshot(['ledger_reserve_one']).sum).toBeGreaterThanOrEqual(0.003);
+    expect(h.snapshot(['broken']).count).toBe(1);
+    expect(await new metrics.GatewayMetrics().render()).toContain('gateway_store_statement_duration_seconds_count{statement="ledger_reserve_one"} 2');
   });
 });
