@@ -143,7 +143,9 @@ function aloneNote(chatLow, baselines) {
   let note = ` The two ledger statements alone, sent at ${alone.rate}/s by a bare client (the gateway's own prepared reserve, then ${CFG.simLatencyMs} ms later its durable settle of one usage row; none of the gateway's code${pair ? ', in slices between the per-stage gateway\'s' : ''}), take ${f2(alone.reserveMs)} ms and ${f2(alone.settleMs)} ms at the median: ${f2(both)} ms on every metered request's path before the gateway does anything, ${both > 1 ? 'more than' : 'within'} the 1 ms the target leaves for all of it.`;
   if (pair) {
     const stage = (name) => chatLow.rows.find((r) => r.stage === name);
-    note += ` Inside the gateway, in the same slices, the same statements took ${f2(pair.reserve.p50Ms)} and ${f2(pair.settle.p50Ms)} ms at the median (the table under the stages): the round trips cost the gateway about what they cost a bare client. What admission and settle add to them at the median (${f2(stage('admission').p50Ms - pair.reserve.p50Ms)} and ${f2(stage('settle').p50Ms - pair.settle.p50Ms)} ms) is the gateway's own: the limiter, the estimate and the quote; the bill, its rows and the answer's headers; the group commit's turn of the event loop. (Means run higher than medians here: a few slow round trips weigh on them.)`;
+    note += ` Inside the gateway, in the same slices, the same statements took ${f2(pair.reserve.p50Ms)} and ${f2(pair.settle.p50Ms)} ms at the median (the table under the stages): the round trips cost the gateway about what they cost a bare client. What admission and settle add to them at the median (${f2(stage('admission').p50Ms - pair.reserve.p50Ms)} and ${f2(stage('settle').p50Ms - pair.settle.p50Ms)} ms) is the gateway's own: the limiter, the estimate and the quote; the bill, its rows and the answer's headers; the group commit's turn of the event loop.`;
+    const admission = stage('admission');
+    if (admission.meanMs > admission.p50Ms) note += ` (The means above run higher than these medians, admission ${f2(admission.meanMs)} against ${f2(admission.p50Ms)} ms: a few slow round trips weigh on them.)`;
   }
   return note;
 }
