@@ -19,7 +19,7 @@
  */
 import type { RequestContext, StageHandler } from '../pipeline/context.js';
 import type { Db, Statement } from '../store/types.js';
-import { STAGE_DURATIONS, STATEMENT_DURATIONS } from './metrics.js';
+import { STAGE_DURATIONS, STATEMENT_DURATIONS, type Histogram } from './metrics.js';
 
 /** The report names of the pipeline's stages. */
 const STAGE_LABEL: Readonly<Record<string, string>> = {
@@ -29,12 +29,21 @@ const STAGE_LABEL: Readonly<Record<string, string>> = {
 /** True when GATEWAY_STAGE_TIMINGS=1 (read once, at start). */
 export const STAGE_TIMINGS_ENABLED = STAGE_DURATIONS !== null;
 
+/** Runs `call` and records its wall time in seconds under `series`, whether it returns or throws. */
+async function observed<T>(histogram: Histogram, series: readonly string[], call: () => T | Promise<T>): Promise<T> {
+  const start = performance.now();
+  try {
+    return await call();
+  } finally {
+    histogram.observe(series, (performance.now() - start) / 1000);
+  }
+}
+
+const WRITE = ['write'];
+
 /** `finish`, timed as the `write` stage. */
 function timedFinish(finish: NonNullable<RequestContext['finish']>): NonNullable<RequestContext['finish']> {
-  return async () => {
-    const start = performance.now();
-    try { await finish(); } finally { STAGE_DURATIONS!.observe(['write'], (performance.now() - start) / 1000); }
-  };
+  return () => observed(STAGE_DURATIONS!, WRITE, finish);
 }
 
 /**
@@ -49,12 +58,7 @@ export function timeStages(handlers: readonly StageHandler[], names: readonly st
     const series = [STAGE_LABEL[name] ?? name];
     const forward = name === 'forward';
     return async (ctx: RequestContext) => {
-      const start = performance.now();
-      try {
-        await handler(ctx);
-      } finally {
-        histogram.observe(series, (performance.now() - start) / 1000);
-      }
+      await observed(histogram, series, () => handler(ctx));
       if (forward && ctx.finish) ctx.finish = timedFinish(ctx.finish);
     };
   });
@@ -68,22 +72,12 @@ export function timeStages(handlers: readonly StageHandler[], names: readonly st
 export function timeStatements(db: Db): Db {
   const histogram = STATEMENT_DURATIONS;
   if (!histogram) return db;
-  const series = new Map<string, string[]>();
   return {
     kind: db.kind,
     query: (sql, params) => db.query(sql, params),
     exec: (sql) => db.exec(sql),
     transaction: (fn) => db.transaction(fn),
     close: () => db.close(),
-    async run<T>(statement: Statement, params: unknown[]): Promise<T[]> {
-      const start = performance.now();
-      try {
-        return await db.run<T>(statement, params);
-      } finally {
-        let labels = series.get(statement.name);
-        if (!labels) series.set(statement.name, labels = [statement.name]);
-        histogram.observe(labels, (performance.now() - start) / 1000);
-      }
-    },
+    run: <T>(statement: Statement, params: unknown[]) => observed(histogram, [statement.name], () => db.run<T>(statement, params)),
   };
 }

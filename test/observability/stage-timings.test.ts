@@ -1,15 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestContext, StageHandler } from '../../src/pipeline/context.js';
 import type { Db, Statement } from '../../src/store/types.js';
-
-/** The metrics and stage-timings modules as a process started with GATEWAY_STAGE_TIMINGS=value loads them. */
-async function load(value: string | undefined) {
-  vi.resetModules();
-  if (value === undefined) vi.stubEnv('GATEWAY_STAGE_TIMINGS', undefined as unknown as string); else vi.stubEnv('GATEWAY_STAGE_TIMINGS', value);
-  const metrics = await import('../../src/observability/metrics.js');
-  const timings = await import('../../src/observability/stage-timings.js');
-  return { metrics, timings };
-}
+import { loadStageTimings } from '../helpers/stage-timings.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,14 +9,14 @@ describe('per-stage timings (GATEWAY_STAGE_TIMINGS)', () => {
   afterEach(() => { vi.unstubAllEnvs(); vi.resetModules(); });
 
   it('is off unless the flag is 1: no histogram, handlers used as compiled', async () => {
-    const { metrics, timings } = await load(undefined);
+    const { metrics, timings } = await loadStageTimings(undefined);
     expect(metrics.STAGE_DURATIONS).toBeNull();
     expect(timings.STAGE_TIMINGS_ENABLED).toBe(false);
     expect(await new metrics.GatewayMetrics().render()).not.toContain('gateway_stage_duration_seconds');
   });
 
   it('records each stage under its report name, and the last write', async () => {
-    const { metrics, timings } = await load('1');
+    const { metrics, timings } = await loadStageTimings('1');
     const gm = new metrics.GatewayMetrics();
     const handlers: StageHandler[] = [
       () => undefined,
@@ -44,14 +36,14 @@ describe('per-stage timings (GATEWAY_STAGE_TIMINGS)', () => {
   });
 
   it('records a stage that throws, and rethrows', async () => {
-    const { metrics, timings } = await load('1');
+    const { metrics, timings } = await loadStageTimings('1');
     const [wrapped] = timings.timeStages([() => { throw new Error('refused'); }], ['validate']);
     await expect(wrapped!({} as unknown as RequestContext)).rejects.toThrow('refused');
     expect(metrics.STAGE_DURATIONS!.snapshot(['validate']).count).toBe(1);
   });
 
   it('leaves the store as it is when off', async () => {
-    const { metrics, timings } = await load(undefined);
+    const { metrics, timings } = await loadStageTimings(undefined);
     const db = { kind: 'postgres' } as unknown as Db;
     expect(timings.timeStatements(db)).toBe(db);
     expect(metrics.STATEMENT_DURATIONS).toBeNull();
@@ -59,7 +51,7 @@ describe('per-stage timings (GATEWAY_STAGE_TIMINGS)', () => {
   });
 
   it('times each prepared statement under its name, a failing one too, and passes everything else through', async () => {
-    const { metrics, timings } = await load('1');
+    const { metrics, timings } = await loadStageTimings('1');
     const calls: string[] = [];
     const inner: Db = {
       kind: 'postgres',

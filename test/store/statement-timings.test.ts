@@ -6,21 +6,13 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { Holds } from '../../src/ledger/holds.js';
 import { describeStore, openTestDb } from '../helpers/db.js';
-
-/** The metrics and stage-timings modules as a process started with GATEWAY_STAGE_TIMINGS=1 loads them. */
-async function loadTimed() {
-  vi.resetModules();
-  vi.stubEnv('GATEWAY_STAGE_TIMINGS', '1');
-  const metrics = await import('../../src/observability/metrics.js');
-  const timings = await import('../../src/observability/stage-timings.js');
-  return { metrics, timings };
-}
+import { loadStageTimings } from '../helpers/stage-timings.js';
 
 describeStore('per-statement timings on the store', () => {
   afterEach(() => { vi.unstubAllEnvs(); vi.resetModules(); });
 
   it("times the ledger's own reserve and settle on the real store", async () => {
-    const { metrics, timings } = await loadTimed();
+    const { metrics, timings } = await loadStageTimings('1');
     const store = await openTestDb();
     try {
       const db = timings.timeStatements(store.db);
