@@ -27,11 +27,15 @@ function billedQuantity(r: UsageRow): number {
   return r.details.step !== undefined && typeof decimal === 'string' && /^\d+(\.\d+)?$/.test(decimal) ? Number(decimal) : Number(r.quantity);
 }
 
-/** A usage (or refund) row. `quantity` is a JSON number; `key_id` is null when no key spent it. */
+/**
+ * A usage (or refund) row. `quantity` is a JSON number; `key_id` is null when no key spent it,
+ * `deployment` (issue 29 item 7) when no deployment served it (a refund has its row's).
+ */
 export function usageJson(r: UsageRow) {
   return {
     id: r.id,
     key_id: r.keyId,
+    deployment: r.deployment,
     request_id: r.requestId,
     model: r.model,
     kind: r.kind,

@@ -5,6 +5,8 @@
  * RFC 4180 (quoted when needed, quotes doubled) and defused against spreadsheet formulas: a text field
  * starting with = + - @ (or tab / carriage return, OWASP's list) gets a leading single quote. Numbers
  * the gateway writes itself (quantity, amount_usd, which is negative for a refund) are left as numbers.
+ * Columns are positional: a new one is appended last (`deployment`, issue 29 item 7, empty when no
+ * deployment served the row), so a consumer reading the earlier ones by position keeps working.
  *
  * At most EXPORT_CAP rows are written; when more match, the file ends with one comment line starting
  * with `#` saying so (narrow the date range to export the rest), rather than a silently short file.
@@ -22,7 +24,7 @@ export const EXPORT_PAGE = 1000;
 export const EXPORT_CAP = 100_000;
 
 /** The header row. */
-export const CSV_HEADER = 'id,created_at,key_id,key_name,model,capability,quantity,unit,amount_usd,request_id';
+export const CSV_HEADER = 'id,created_at,key_id,key_name,model,capability,quantity,unit,amount_usd,request_id,deployment';
 
 /** One text field: formula-defused, then quoted if it holds a comma, quote or line break. */
 export function csvText(value: string | null | undefined): string {
@@ -35,7 +37,7 @@ export function csvText(value: string | null | undefined): string {
 export function csvLine(row: UsageRow, keyName: string | null): string {
   const fields = [
     csvText(row.id), csvText(row.createdAt.toISOString()), csvText(row.keyId), csvText(keyName), csvText(row.model), csvText(row.kind),
-    row.quantity.toString(), csvText(row.unit), formatUsd(row.amountNano), csvText(row.requestId),
+    row.quantity.toString(), csvText(row.unit), formatUsd(row.amountNano), csvText(row.requestId), csvText(row.deployment),
   ];
   return `${fields.join(',')}\r\n`;
 }

@@ -60,13 +60,14 @@ export const SETTLE_ONE: Statement = {
   FROM hold WHERE account_id = $2 AND settled_at IS NULL
 ), rows AS (
   SELECT * FROM jsonb_to_recordset($3::jsonb) AS u(id text, request_id text, model text, kind text,
-                                                    quantity text, unit text, amount text, details jsonb, key_id text)
+                                                    quantity text, unit text, amount text, details jsonb, key_id text,
+                                                    deployment text)
 ), closed AS (
   UPDATE holds h SET settled_at = now(), closed_at = coalesce(h.closed_at, now()), outcome = coalesce(h.outcome, 'settled')
   FROM settling s WHERE h.id = s.id
 ), appended AS (
-  INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details, key_id)
-  SELECT u.id, s.account_id, s.id, u.request_id, u.model, u.kind, u.quantity::bigint, u.unit, u.amount::bigint, u.details, u.key_id
+  INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details, key_id, deployment)
+  SELECT u.id, s.account_id, s.id, u.request_id, u.model, u.kind, u.quantity::bigint, u.unit, u.amount::bigint, u.details, u.key_id, u.deployment
   FROM settling s, rows u
 ), charged AS (
   UPDATE accounts a SET balance_nano = a.balance_nano + s.give_back - (SELECT coalesce(sum(amount::bigint), 0) FROM rows),

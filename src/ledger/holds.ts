@@ -4,8 +4,9 @@
  * back: the one that closes it. Calls are batched by group commit (one round trip and one commit for
  * the calls that arrive together; on PostgreSQL, settles apart from reserves and releases): a batch
  * of one runs its own prepared statement (hold-statements.ts), a larger one the database functions of
- * migration 003 (ledger_settle as redefined by 004, which also stores each row's key_id; ledger_batch
- * as redefined by 006). Lock order is always hold rows by id, then account rows by id.
+ * migration 003 (ledger_settle as redefined by 012, which also stores each row's key_id (004) and
+ * deployment (012); ledger_batch as redefined by 006). Lock order is always hold rows by id, then
+ * account rows by id.
  */
 import type { Db } from '../store/db.js';
 import { GroupCommit } from './group-commit.js';
@@ -34,7 +35,7 @@ interface BatchLine { kind: 'settle' | 'reserve'; n: string | number; status: 's
 
 /** One usage row as ledger_settle reads it (also the shape of a hold's delivered checkpoint). */
 function rowPayload(r: UsageRow): unknown {
-  return { id: r.id, request_id: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity.toString(), unit: r.unit, amount: r.amountNano.toString(), details: r.details, key_id: r.keyId };
+  return { id: r.id, request_id: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity.toString(), unit: r.unit, amount: r.amountNano.toString(), details: r.details, key_id: r.keyId, deployment: r.deployment };
 }
 
 function settlePayload(op: Extract<HoldOp, { kind: 'settle' }>): unknown {
@@ -54,7 +55,7 @@ function storedRows(accountId: string, rows: UsageRowInput[]): UsageRow[] {
 function usageRow(r: UsageRowInput, id: string, accountId: string, details: Record<string, unknown>, createdAt: Date): UsageRow {
   return {
     requestId: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity, unit: r.unit, amountNano: r.amountNano, details,
-    id, accountId, keyId: r.keyId ?? null, refundOf: null, createdAt,
+    id, accountId, keyId: r.keyId ?? null, deployment: r.deployment ?? null, refundOf: null, createdAt,
   };
 }
 

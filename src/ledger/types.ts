@@ -25,16 +25,23 @@ export interface UsageRowInput {
    * not come through a key (the ledger called directly). Optional so that such callers need not say so.
    */
   keyId?: string | null;
+  /**
+   * The deployment that served it (issue 29 item 7: its id, e.g. `openai/gpt-4o` or one the operator
+   * chose); absent or null when the charge was not written through a deployment. Optional, as keyId.
+   */
+  deployment?: string | null;
 }
 
 /**
  * A stored usage row (append-only). Refund rows have kind 'refund', a negative amount and refundOf,
- * and the keyId of the row they refund. keyId is null for rows written before migration 004.
+ * and the keyId and deployment of the row they refund. keyId is null for rows written before
+ * migration 004, deployment for rows written before migration 012.
  */
 export interface UsageRow extends UsageRowInput {
   id: string;
   accountId: string;
   keyId: string | null;
+  deployment: string | null;
   refundOf: string | null;
   createdAt: Date;
 }

@@ -6,12 +6,13 @@ import { LedgerError, toBig, type UsageRow, type UsageRowInput } from './types.j
 
 /** Columns selected for a UsageRow, in the order rowFrom expects. */
 export const USAGE_COLUMNS =
-  'id, account_id, key_id, request_id, model, kind, quantity, unit, amount_nano, details, refund_of, created_at';
+  'id, account_id, key_id, deployment, request_id, model, kind, quantity, unit, amount_nano, details, refund_of, created_at';
 
 interface DbUsageRow {
   id: string;
   account_id: string;
   key_id: string | null;
+  deployment: string | null;
   request_id: string;
   model: string;
   kind: string;
@@ -29,6 +30,7 @@ export function rowFrom(r: DbUsageRow): UsageRow {
     id: r.id,
     accountId: r.account_id,
     keyId: r.key_id,
+    deployment: r.deployment,
     requestId: r.request_id,
     model: r.model,
     kind: r.kind,
@@ -78,8 +80,8 @@ function storedValue(value: unknown): unknown {
 }
 
 /**
- * Appends one row (bigints inside `details` are stored as strings, `keyId` absent is NULL); the caller
- * moves the money in the same transaction.
+ * Appends one row (bigints inside `details` are stored as strings, `keyId` or `deployment` absent is
+ * NULL); the caller moves the money in the same transaction.
  */
 export async function insertUsageRow(
   q: Queryable,
@@ -89,8 +91,8 @@ export async function insertUsageRow(
   refundOf: string | null = null,
 ): Promise<UsageRow> {
   const rows = await q.query<DbUsageRow>(
-    `INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details, refund_of, key_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12) RETURNING ${USAGE_COLUMNS}`,
+    `INSERT INTO usage_rows (id, account_id, hold_id, request_id, model, kind, quantity, unit, amount_nano, details, refund_of, key_id, deployment)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13) RETURNING ${USAGE_COLUMNS}`,
     [
       sortableId('use_'),
       accountId,
@@ -104,6 +106,7 @@ export async function insertUsageRow(
       JSON.stringify(storedDetails(row.details)),
       refundOf,
       row.keyId ?? null,
+      row.deployment ?? null,
     ],
   );
   return rowFrom(rows[0]!);
@@ -147,7 +150,7 @@ export async function listUsage(
 
 /**
  * Appends the refund row for `rowId` and gives its amount back; at most once per row (unique index).
- * The refund row keeps the original's keyId, so a key's listing shows its net spend.
+ * The refund row keeps the original's keyId (so a key's listing shows its net spend) and deployment.
  */
 export async function refund(db: Db, rowId: string): Promise<UsageRow> {
   try {

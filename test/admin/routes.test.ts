@@ -139,7 +139,7 @@ describeStore('admin routes', () => {
     expect(seen.map((r) => r.id)).toEqual(rows.map((r) => r.id).reverse());
     const top = seen[0];
     expect(top).toEqual({
-      id: rows[4]!.id, key_id: null, request_id: rows[4]!.requestId, model: 'test-model', kind: 'tokens', quantity: 1000, unit: 'token',
+      id: rows[4]!.id, key_id: null, deployment: null, request_id: rows[4]!.requestId, model: 'test-model', kind: 'tokens', quantity: 1000, unit: 'token',
       amount_usd: '1.5', details: rows[4]!.details, refund_of: null, created_at: rows[4]!.createdAt.toISOString(),
     });
     const all = await h.call('GET', `/admin/accounts/${id}/usage`);

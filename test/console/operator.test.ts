@@ -133,6 +133,8 @@ describeStore('console operator view', () => {
 
     const detail = await operator.get(accountPath());
     expect(detail.text).toContain(`data-row-id="${row!.id}"`);
+    expect(detail.text).toContain('<th scope="col">Model</th><th scope="col">Deployment</th><th scope="col">Capability</th>');
+    expect(detail.text).toContain(`<td>${row!.model}</td><td><code>${row!.deployment ?? '—'}</code></td>`);
     expect(detail.text).toContain(`action="/console/operator/usage/${row!.id}/refund"`);
     const csrf = csrfOf(detail.text);
     const done = await operator.post(`/console/operator/usage/${row!.id}/refund`, {}, csrf);

@@ -258,10 +258,10 @@ describe('console usage and balance', () => {
     expect(all.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(all.headers['content-disposition']).toBe(`attachment; filename="usage-start-${dayOf(new Date())}.csv"`);
     const lines = parseCsv(all.text);
-    expect(lines[0]).toEqual(['id', 'created_at', 'key_id', 'key_name', 'model', 'capability', 'quantity', 'unit', 'amount_usd', 'request_id']);
+    expect(lines[0]).toEqual(['id', 'created_at', 'key_id', 'key_name', 'model', 'capability', 'quantity', 'unit', 'amount_usd', 'request_id', 'deployment']);
     const names = new Map(ann.keys.map((k) => [k.id, k.name]));
     expect(lines.slice(1)).toEqual(annRows.map((r) => [
-      r.id, r.createdAt.toISOString(), r.keyId, names.get(r.keyId!) === FORMULA_NAME ? `'${FORMULA_NAME}` : names.get(r.keyId!), r.model, r.kind, String(r.quantity), r.unit, formatUsd(r.amountNano), r.requestId,
+      r.id, r.createdAt.toISOString(), r.keyId, names.get(r.keyId!) === FORMULA_NAME ? `'${FORMULA_NAME}` : names.get(r.keyId!), r.model, r.kind, String(r.quantity), r.unit, formatUsd(r.amountNano), r.requestId, r.deployment ?? '',
     ]));
     expect(all.text).toContain(`"'=HYPERLINK(""http://example.com"",""x"")"`);
 
@@ -273,6 +273,22 @@ describe('console usage and balance', () => {
     // The page's CSV link carries the page's filters.
     const page = await ann.client.get(`/console/usage?capability=tokens&from=${day}`);
     expect(page.text).toContain(`id="csv-link" href="/console/usage.csv?capability=tokens&amp;from=${day}"`);
+  });
+
+  it('shows each row\'s deployment on the page and as the CSV\'s last column (issue 29 item 7)', async () => {
+    const dee = await setUp('dee@example.com', []);
+    const holdId = 'hold_console_usage_deployment';
+    expect(await t.gw.runtime.ledger.reserve({ holdId, accountId: dee.id, amountNano: 1_000_000n, ttlMs: 60_000 })).toBe(true);
+    const line = (requestId: string, deployment?: string) => ({ requestId, model: 'gpt-4o', kind: 'tokens', quantity: 3n, unit: 'token', amountNano: 30n, details: {}, deployment });
+    // An operator-chosen id may hold a comma, or start like a formula: quoted and defused as any text field.
+    const rows = await t.gw.runtime.ledger.settle({ holdId, accountId: dee.id, rows: [line('req_dep_a', 'openai/gpt-4o'), line('req_dep_b', '=eu,west'), line('req_dep_c')] });
+    const csv = parseCsv((await dee.client.get('/console/usage.csv')).text);
+    expect(csv[0]!.at(-1)).toBe('deployment');
+    expect(new Map(csv.slice(1).map((l) => [l[9], l[10]]))).toEqual(new Map([['req_dep_a', 'openai/gpt-4o'], ['req_dep_b', "'=eu,west"], ['req_dep_c', '']]));
+    const page = await dee.client.get('/console/usage');
+    expect(page.text).toContain('<th scope="col">Model</th><th scope="col">Deployment</th><th scope="col">Capability</th>');
+    const cells = rows.map((r) => new RegExp(`<tr data-usage-id="${r.id}">.*?<td><code>gpt-4o</code></td><td>(.*?)</td>`).exec(page.text)![1]);
+    expect(cells).toEqual(['<code>openai/gpt-4o</code>', '<code>=eu,west</code>', '—']);
   });
 
   it('defuses every formula lead character and quotes what needs it', () => {

@@ -68,13 +68,13 @@ function usageRow(row: UsageRow, refunded: boolean, csrf: string): string {
     : refunded
       ? '<span class="muted">Refunded</span>'
       : `<form method="post" action="/console/operator/usage/${encodeURIComponent(row.id)}/refund">${csrfField(csrf)}<button type="submit" class="danger" aria-label="Refund usage row ${esc(row.id)}">Refund</button></form>`;
-  return `<tr data-row-id="${esc(row.id)}"><td>${esc(when(row.createdAt))}</td><td>${esc(row.model)}</td><td>${esc(row.kind)}</td><td class="num">${esc(row.quantity)} ${esc(row.unit)}</td>`
+  return `<tr data-row-id="${esc(row.id)}"><td>${esc(when(row.createdAt))}</td><td>${esc(row.model)}</td><td><code>${esc(row.deployment ?? '—')}</code></td><td>${esc(row.kind)}</td><td class="num">${esc(row.quantity)} ${esc(row.unit)}</td>`
     + `<td class="num">${esc(usd(row.amountNano))}</td><td><code>${esc(row.keyId ?? '—')}</code></td><td><code>${esc(row.id)}</code></td><td>${action}</td></tr>`;
 }
 
 function usageSection(rows: UsageRow[], refunded: Set<string>, csrf: string): string {
   const table = rows.length
-    ? `<div class="table"><table><caption class="muted">The latest ${rows.length} rows, newest first. A refund gives the row's amount back, once.</caption><thead><tr><th scope="col">When</th><th scope="col">Model</th><th scope="col">Capability</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Amount</th><th scope="col">Key</th><th scope="col">Row</th><th scope="col">Refund</th></tr></thead><tbody>${rows.map((r) => usageRow(r, refunded.has(r.id), csrf)).join('')}</tbody></table></div>`
+    ? `<div class="table"><table><caption class="muted">The latest ${rows.length} rows, newest first. A refund gives the row's amount back, once.</caption><thead><tr><th scope="col">When</th><th scope="col">Model</th><th scope="col">Deployment</th><th scope="col">Capability</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Amount</th><th scope="col">Key</th><th scope="col">Row</th><th scope="col">Refund</th></tr></thead><tbody>${rows.map((r) => usageRow(r, refunded.has(r.id), csrf)).join('')}</tbody></table></div>`
     : '<p>No usage yet.</p>';
   return `<section aria-labelledby="usage-h"><h2 id="usage-h">Usage</h2>${table}</section>`;
 }

@@ -72,6 +72,11 @@ function chartSection(data: SpendData): string {
 ${figure('byCapability', 'By capability', data.byCapability)}${figure('byModel', 'By model', data.byModel)}</section>`;
 }
 
+/** The deployment that served a row (issue 29 item 7), or a dash for rows none served. */
+function deploymentCell(deployment: string | null): string {
+  return deployment ? `<code>${esc(deployment)}</code>` : '—';
+}
+
 function rowsSection(rows: UsageRow[], keys: KeyListing[], csvHref: string): string {
   const byId = new Map(keys.map((k) => [k.id, k]));
   const shown = rows.slice(0, PAGE_ROWS);
@@ -79,10 +84,10 @@ function rowsSection(rows: UsageRow[], keys: KeyListing[], csvHref: string): str
     const key = id ? byId.get(id) : undefined;
     return key ? `${esc(key.name ?? '(unnamed)')} <code>${esc(key.prefix ?? 'gw-')}…</code>` : '—';
   };
-  const body = shown.map((r) => `<tr data-usage-id="${esc(r.id)}"><td>${esc(when(r.createdAt))}</td><td>${keyCell(r.keyId)}</td><td><code>${esc(r.model)}</code></td><td>${esc(r.kind)}</td><td class="num">${esc(r.quantity.toString())} ${esc(r.unit)}</td><td class="num">${esc(usd(r.amountNano))}</td><td><code>${esc(r.requestId)}</code></td></tr>`).join('');
+  const body = shown.map((r) => `<tr data-usage-id="${esc(r.id)}"><td>${esc(when(r.createdAt))}</td><td>${keyCell(r.keyId)}</td><td><code>${esc(r.model)}</code></td><td>${deploymentCell(r.deployment)}</td><td>${esc(r.kind)}</td><td class="num">${esc(r.quantity.toString())} ${esc(r.unit)}</td><td class="num">${esc(usd(r.amountNano))}</td><td><code>${esc(r.requestId)}</code></td></tr>`).join('');
   const more = rows.length > PAGE_ROWS ? `<p class="muted" id="rows-capped">Showing the newest ${PAGE_ROWS} matching rows; more match. <a href="${esc(csvHref)}">The CSV export</a> has all of them.</p>` : '';
   const table = shown.length
-    ? `${more}<div class="table"><table><caption class="muted">Newest first. Amounts in US dollars, exact.</caption><thead><tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Capability</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Amount</th><th scope="col">Request id</th></tr></thead><tbody>${body}</tbody></table></div>`
+    ? `${more}<div class="table"><table><caption class="muted">Newest first. Amounts in US dollars, exact.</caption><thead><tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Deployment</th><th scope="col">Capability</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Amount</th><th scope="col">Request id</th></tr></thead><tbody>${body}</tbody></table></div>`
     : '<p id="no-rows">No usage rows match these filters.</p>';
   return `<section aria-labelledby="rows-h"><h2 id="rows-h">Usage rows</h2>${table}</section>`;
 }
