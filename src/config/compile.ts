@@ -4,7 +4,7 @@
  * Cross-file rules that JSON Schema cannot express are checked here and reported as ManifestError.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
 import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
@@ -18,8 +18,10 @@ import { ManifestError } from './errors.js';
 import { scheduleError } from '../jobs/scheduler.js';
 import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
-import { compileOfferings, compileProvider, needsSimulator, envLocation } from './providers.js';
-import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, ConsoleSettings, FilesSettings, GatewaySettings } from './types.js';
+import { checkDeploymentRoutes, compileSources } from './deployments.js';
+import { checkFallbacks } from './fallbacks.js';
+import { compileRouting, DEFAULT_ROUTING } from './routing.js';
+import type { CompiledGateway, CompiledRoute, ConsoleSettings, FilesSettings, GatewaySettings } from './types.js';
 import { parseUsd } from '../money.js';
 
 export { envLocation, needsSimulator } from './providers.js';
@@ -60,6 +62,8 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     operationIds: { required: c.operation_ids?.required ?? false },
     videoJobs: { pollSchedule: checkedSchedule(raw, '/video_jobs/poll_schedule', c.video_jobs?.poll_schedule ?? '*/5 * * * * *'), deadlineMs: (c.video_jobs?.deadline_seconds ?? 3600) * 1000 },
     console: consoleOf(c.console, env),
+    // issue 29 item 3: the defaults, with gateway.config.yaml's `routing:` on top.
+    routing: compileRouting(c.routing, DEFAULT_ROUTING, { file: relative(raw.root, raw.configFile), pointer: '/routing', lineOf: raw.configLineOf }),
   };
 }
 
@@ -185,17 +189,12 @@ export async function compileGateway(raw: RawGateway, ctx: CompileContext): Prom
   checkTranslators(routes, raw.providers);
   checkPathParams(routes, raw.providers);
   checkStreamingAnswers(routes, raw.providers);
-  const providers = new Map<string, CompiledProvider>();
-  const offerings = new Map<string, CompiledOffering>();
-  for (const { file, manifest } of raw.providers) {
-    if (providers.has(manifest.id)) throw new ManifestError(file, '/id', `provider id "${manifest.id}" is declared twice`);
-    providers.set(manifest.id, compileProvider(file, manifest, ctx));
-    for (const offering of compileOfferings(file, manifest)) {
-      if (offerings.has(offering.id)) throw new ManifestError(file, '/offerings', `model id "${offering.id}" is declared by two offerings`);
-      offerings.set(offering.id, offering);
-    }
-  }
+  const settings = settingsOf(raw, ctx.env);
+  // Providers first, then offerings and their deployments against them (issue 29 item 4).
+  const { providers, offerings, sources } = compileSources(raw, ctx, settings.routing);
+  checkDeploymentRoutes(routes, offerings, providers, sources);
+  checkFallbacks(offerings, sources);
   checkMeters(routes, offerings, providers);
   chooseDefaultModels(routes, offerings, providers);
-  return { root: raw.root, loadedAt: new Date(), settings: settingsOf(raw, ctx.env), routes, providers, offerings, wireSchemas: wire };
+  return { root: raw.root, loadedAt: new Date(), settings, routes, providers, offerings, wireSchemas: wire };
 }

@@ -6,7 +6,9 @@
 import type { ProviderManifest } from '../generated/manifest-types.js';
 import { parseUsd } from '../money.js';
 import { authHeaderOf } from '../upstream/auth.js';
+import { KeyPool } from '../upstream/key-pool.js';
 import { ManifestError } from './errors.js';
+import type { LineOf } from './load.js';
 import { compilePoll } from './poll.js';
 import type { CompiledOffering, CompiledOperation, CompiledProvider, OfferingFileLimit, UpstreamAnswerKind, UpstreamRequestKind } from './types.js';
 
@@ -18,20 +20,39 @@ export function envLocation(location: string): string {
   return location.slice('env:'.length);
 }
 
-/** True when the provider has no credential and will be served by the simulator. */
-export function needsSimulator(manifest: ProviderManifest, env: NodeJS.ProcessEnv): boolean {
-  return !env[envLocation(manifest.auth.key)] && manifest.simulator_when_keyless !== false;
+/** The provider's credential locations: `auth.keys`, or `auth.key` alone (the schema allows exactly one; issue 29 item 2). */
+export function keyLocations(manifest: ProviderManifest): readonly string[] {
+  return manifest.auth.keys ?? [manifest.auth.key!];
 }
 
-function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simulated: boolean): string {
+/** The provider's credential locations whose variable is set, in order. */
+function setLocations(m: ProviderManifest, env: NodeJS.ProcessEnv): string[] {
+  return keyLocations(m).filter((location) => Boolean(env[envLocation(location)]));
+}
+
+/** True when none of the provider's credentials is set and it will be served by the simulator. */
+export function needsSimulator(manifest: ProviderManifest, env: NodeJS.ProcessEnv): boolean {
+  return setLocations(manifest, env).length === 0 && manifest.simulator_when_keyless !== false;
+}
+
+/** The pool of the credentials that are set, in `auth.keys` order, each with its location (issue 29 item 2). */
+function keyPoolOf(m: ProviderManifest, env: NodeJS.ProcessEnv): KeyPool {
+  const locations = setLocations(m, env);
+  return new KeyPool(locations.map((location) => env[envLocation(location)]!), locations);
+}
+
+function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simulated: boolean, lineOf?: LineOf): string {
   if (simulated) {
-    if (!ctx.simulatorUrl) throw new ManifestError(file, '/auth/key', `${m.auth.key} is not set and no simulator is running`);
+    const at = m.auth.keys ? '/auth/keys' : '/auth/key';
+    const what = m.auth.keys ? `none of ${m.auth.keys.join(', ')} is set` : `${m.auth.key} is not set`;
+    if (!ctx.simulatorUrl) throw new ManifestError(file, at, `${what} and no simulator is running`, lineOf?.(at));
     // The simulator serves every format under the vendor's own path prefix (e.g. /v1).
     return ctx.simulatorUrl + (m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '');
   }
   const url = ctx.env[m.base_url.env] || m.base_url.default;
   // A per-customer resource (an Azure endpoint) has no default: its key without its endpoint is an error.
-  if (!url) throw new ManifestError(file, '/base_url', `${m.base_url.env} must be set when ${envLocation(m.auth.key)} is (the resource's endpoint)`);
+  const set = setLocations(m, ctx.env).map(envLocation);
+  if (!url) throw new ManifestError(file, '/base_url', `${m.base_url.env} must be set when ${set.join(' or ') || 'its key'} is (the resource's endpoint)`, lineOf?.('/base_url'));
   return url;
 }
 
@@ -74,12 +95,11 @@ function staticHeaders(file: string, m: ProviderManifest, env: NodeJS.ProcessEnv
   return headers;
 }
 
-/** One provider, ready to send requests to. */
-export function compileProvider(file: string, m: ProviderManifest, ctx: ProviderContext): CompiledProvider {
-  const apiKey = ctx.env[envLocation(m.auth.key)] || null;
+/** One provider, ready to send requests to; `lineOf` (the file's, from load) puts a line on its errors. */
+export function compileProvider(file: string, m: ProviderManifest, ctx: ProviderContext, lineOf?: LineOf): CompiledProvider {
   const simulated = needsSimulator(m, ctx.env);
   return {
-    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated).replace(/\/$/, ''), apiKey, auth: authHeaderOf(m.auth), simulated, headers: staticHeaders(file, m, ctx.env),
+    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated, lineOf).replace(/\/$/, ''), keys: keyPoolOf(m, ctx.env), auth: authHeaderOf(m.auth), simulated, headers: staticHeaders(file, m, ctx.env),
     timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
     operations: compileOperations(file, m),
     skills: m.skills ? { source: m.skills.source, list: m.skills.list.map((s) => ({ id: s.id, displayTitle: s.display_title, latestVersion: s.latest_version, createdAt: s.created_at })) } : null,
@@ -151,8 +171,14 @@ function fileLimits(o: OfferingManifest): Record<string, OfferingFileLimit> {
   }]));
 }
 
-/** Every offering of one provider. */
-export function compileOfferings(file: string, m: ProviderManifest): CompiledOffering[] {
+/**
+ * An offering as one provider file declares it: everything but what needs the other providers and
+ * gateway.config.yaml (its deployments and routing policy, src/config/deployments.ts).
+ */
+export type OfferingBase = Omit<CompiledOffering, 'deployments' | 'routing'>;
+
+/** Every offering of one provider (its fallbacks and continuation as declared: issue 29 items 4 and 6). */
+export function compileOfferings(file: string, m: ProviderManifest): OfferingBase[] {
   return m.offerings.map((o, index) => {
     const at = `/offerings/${index}/billing`;
     const tokens = o.billing.unit === 'token';
@@ -166,6 +192,8 @@ export function compileOfferings(file: string, m: ProviderManifest): CompiledOff
       skills: knownSkills(file, index, m, o.skills ?? []),
       params: o.params ?? {},
       operations: knownOperations(file, index, m, o.operations), files: fileLimits(o),
+      fallbacks: o.fallbacks ?? [], contextWindowFallbacks: o.context_window_fallbacks ?? [], contentPolicyFallbacks: o.content_policy_fallbacks ?? [],
+      continuation: o.continuation ?? null,
     };
   });
 }

@@ -273,6 +273,70 @@ export interface GatewayConfigManifest {
      */
     required?: boolean;
   };
+  routing?: RoutingManifest;
+}
+/**
+ * The retry and fail-over policy of every offering (issue 29 items 3 and 5); an offering's own `routing:` overrides it per key.
+ */
+export interface RoutingManifest {
+  /**
+   * Upstream attempts of one request, all deployments and fallbacks together (default 3).
+   */
+  max_attempts?: number;
+  /**
+   * Retries on the deployment that just failed before moving on (default 1).
+   */
+  retry_same_deployment?: number;
+  /**
+   * Full-jitter backoff between retries: a wait drawn up to initial * 2^n, capped at max.
+   */
+  backoff_ms?: {
+    /**
+     * Default 250.
+     */
+    initial?: number;
+    /**
+     * Default 4000; not below initial.
+     */
+    max?: number;
+  };
+  /**
+   * The longest Retry-After (or retry-after-ms) waited for; a longer one moves on to the next deployment (default 5000).
+   */
+  retry_after_max_ms?: number;
+  /**
+   * The whole request's deadline, every attempt included (default 90000).
+   */
+  deadline_ms?: number;
+  /**
+   * A stream's first content event must arrive within this, else the next deployment is tried (default null: off).
+   */
+  first_token_timeout_ms?: number | null;
+  /**
+   * Longest silence between a stream's events (default 30000).
+   */
+  stream_idle_timeout_ms?: number;
+  /**
+   * How the healthy deployments of the lowest priority share requests: weighted random (default), fewest in flight, or lowest time to first byte (an EWMA).
+   */
+  strategy?: 'weighted' | 'least_inflight' | 'latency';
+  /**
+   * Each deployment's circuit breaker (per process): `failures` within `window_seconds` open it for `open_seconds`, then one request probes it.
+   */
+  circuit?: {
+    /**
+     * Default 5.
+     */
+    failures?: number;
+    /**
+     * Default 30.
+     */
+    window_seconds?: number;
+    /**
+     * Default 30.
+     */
+    open_seconds?: number;
+  };
 }
 
 /**
@@ -835,15 +899,24 @@ export interface ProviderManifest {
      */
     default?: string;
   };
+  /**
+   * The credential: exactly one of `key` (one location) and `keys` (a pool of them).
+   */
   auth: {
     /**
      * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`.
      */
     scheme: 'bearer' | 'x-api-key' | 'header';
     /**
-     * Where the credential is; never the value.
+     * Where the credential is (env:NAME); never the value.
      */
-    key: string;
+    key?: string;
+    /**
+     * A key pool (issue 29 item 2): the env:NAME locations of several credentials, used in turn. The pool is those that are set, in this order; with none set the provider is simulated (as with `key`).
+     *
+     * @minItems 1
+     */
+    keys?: string[];
     /**
      * Header name for scheme header (e.g. Ocp-Apim-Subscription-Key, xi-api-key, x-key).
      */
@@ -1128,5 +1201,112 @@ export interface Offering {
        */
       square?: boolean;
     };
+  };
+  /**
+   * The sources that serve this offering (issue 29 item 1), replacing the default one (this provider and upstream_model): the owning provider serves it only if listed. Catalogue, price and billing stay the offering's whichever serves. Each provider must serve every route the offering is reachable on (checked at boot).
+   *
+   * @minItems 1
+   */
+  deployments?: {
+    /**
+     * Names the deployment in usage rows, metrics and logs (default `<provider>/<upstream_model>`); unique within the offering.
+     */
+    id?: string;
+    /**
+     * A provider id (any providers/*.yaml).
+     */
+    provider: string;
+    /**
+     * Model name sent to this provider (default: the offering's upstream_model, else its id).
+     */
+    upstream_model?: string;
+    /**
+     * Share among the deployments of its priority under the weighted strategy (default 1).
+     */
+    weight?: number;
+    /**
+     * Lower is tried first; higher ones are backups (default 0).
+     */
+    priority?: number;
+  }[];
+  /**
+   * Offerings tried in order after every deployment failed with a retryable error (issue 29 item 4); of the same service type.
+   */
+  fallbacks?: string[];
+  /**
+   * Offerings tried in order on context_length_exceeded; of the same service type.
+   */
+  context_window_fallbacks?: string[];
+  /**
+   * Offerings tried in order on content_policy_violation (none by default); of the same service type.
+   */
+  content_policy_fallbacks?: string[];
+  routing?: OfferingRoutingManifest;
+  /**
+   * prefill: a stream cut after content may be continued on another deployment or fallback with the delivered text as the assistant's prefix (issue 29 item 6; messages-format models). Absent: a cut stream ends with an error event.
+   */
+  continuation?: 'prefill';
+}
+/**
+ * This offering's retry and fail-over policy: each key given overrides gateway.config.yaml's `routing:` (backoff_ms and circuit per sub-key).
+ */
+export interface OfferingRoutingManifest {
+  /**
+   * Upstream attempts of one request, all deployments and fallbacks together (default 3).
+   */
+  max_attempts?: number;
+  /**
+   * Retries on the deployment that just failed before moving on (default 1).
+   */
+  retry_same_deployment?: number;
+  /**
+   * Full-jitter backoff between retries: a wait drawn up to initial * 2^n, capped at max.
+   */
+  backoff_ms?: {
+    /**
+     * Default 250.
+     */
+    initial?: number;
+    /**
+     * Default 4000; not below initial.
+     */
+    max?: number;
+  };
+  /**
+   * The longest Retry-After (or retry-after-ms) waited for; a longer one moves on to the next deployment (default 5000).
+   */
+  retry_after_max_ms?: number;
+  /**
+   * The whole request's deadline, every attempt included (default 90000).
+   */
+  deadline_ms?: number;
+  /**
+   * A stream's first content event must arrive within this, else the next deployment is tried (default null: off).
+   */
+  first_token_timeout_ms?: number | null;
+  /**
+   * Longest silence between a stream's events (default 30000).
+   */
+  stream_idle_timeout_ms?: number;
+  /**
+   * How the healthy deployments of the lowest priority share requests: weighted random (default), fewest in flight, or lowest time to first byte (an EWMA).
+   */
+  strategy?: 'weighted' | 'least_inflight' | 'latency';
+  /**
+   * Each deployment's circuit breaker (per process): `failures` within `window_seconds` open it for `open_seconds`, then one request probes it.
+   */
+  circuit?: {
+    /**
+     * Default 5.
+     */
+    failures?: number;
+    /**
+     * Default 30.
+     */
+    window_seconds?: number;
+    /**
+     * Default 30.
+     */
+    open_seconds?: number;
   };
 }

@@ -4,6 +4,7 @@
  * `Ocp-Apim-Subscription-Key` and `x-key` alike, with no scheme-specific code.
  */
 import type { CompiledProvider } from '../config/types.js';
+import type { PoolKey } from './key-pool.js';
 
 /** The header and prefix a manifest's `auth` names (`scheme` is shorthand for the two common ones). */
 export function authHeaderOf(auth: { scheme: 'bearer' | 'x-api-key' | 'header'; header?: string; prefix?: string }): { header: string; prefix: string } {
@@ -12,7 +13,11 @@ export function authHeaderOf(auth: { scheme: 'bearer' | 'x-api-key' | 'header'; 
   return { header: auth.header!.toLowerCase(), prefix: auth.prefix ?? '' };
 }
 
-/** The auth headers for a provider; none when it has no credential (the simulator). */
-export function authHeaders(provider: CompiledProvider): Record<string, string> {
-  return provider.apiKey ? { [provider.auth.header]: provider.auth.prefix + provider.apiKey } : {};
+/**
+ * The auth headers for a provider, carrying `key` (the attempt's key from the pool, issue 29 item 2)
+ * or, without one (absent or null), `provider.keys.any()`; none when the pool has no key left (the simulator).
+ */
+export function authHeaders(provider: CompiledProvider, key?: PoolKey | null): Record<string, string> {
+  const used = key ?? provider.keys.any();
+  return used ? { [provider.auth.header]: provider.auth.prefix + used.value } : {};
 }

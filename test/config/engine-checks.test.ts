@@ -131,14 +131,16 @@ describe('the Azure providers and the language and moderation routes', () => {
     }
     const real = await compile({ AZURE_LANGUAGE_KEY: 'azure-key', AZURE_LANGUAGE_ENDPOINT: 'https://res.cognitiveservices.azure.com/' });
     const language = real.providers.get('azure_language')!;
-    expect(language).toMatchObject({ baseUrl: 'https://res.cognitiveservices.azure.com', simulated: false, apiKey: 'azure-key', auth: { header: 'ocp-apim-subscription-key', prefix: '' } });
+    expect(language).toMatchObject({ baseUrl: 'https://res.cognitiveservices.azure.com', simulated: false, auth: { header: 'ocp-apim-subscription-key', prefix: '' } });
+    expect(language.keys.any()).toEqual({ index: 0, location: 'env:AZURE_LANGUAGE_KEY', value: 'azure-key' });
     expect(language.operations.analyze).toMatchObject({ method: 'POST', path: '/language/:analyze-text', query: '?api-version=2026-05-01', poll: null });
     expect(language.operations.summarize).toMatchObject({
       path: '/language/analyze-text/jobs', query: '?api-version=2026-05-01',
       poll: { locationHeader: 'operation-location', statusPointer: ['status'], succeeded: new Set(['succeeded', 'partiallyCompleted']), failed: new Set(['failed', 'cancelled']), intervalMs: 500, deadlineMs: 60_000 },
     });
     const simulated = await compile({});
-    expect(simulated.providers.get('azure_content_safety')).toMatchObject({ baseUrl: 'http://127.0.0.1:1', simulated: true, apiKey: null });
+    expect(simulated.providers.get('azure_content_safety')).toMatchObject({ baseUrl: 'http://127.0.0.1:1', simulated: true });
+    expect(simulated.providers.get('azure_content_safety')!.keys.size).toBe(0);
     expect(simulated.providers.get('azure_content_safety')!.operations['moderate-text']).toMatchObject({ path: '/contentsafety/text:analyze', query: '?api-version=2024-09-01' });
   });
 
