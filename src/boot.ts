@@ -39,6 +39,7 @@ import { mailTransportFromEnv } from './console/mail.js';
 import { purgeExpired } from './console/store.js';
 import { SigninThrottle } from './console/throttle.js';
 import { UpstreamClient } from './upstream/client.js';
+import { CIRCUIT_STATE_VALUE, DeploymentHealth } from './routing/health.js';
 import { projectRoot } from './paths.js';
 import { Availability, withoutCredentials } from './observability/availability.js';
 import { readiness, type ConfigCheck } from './server/readiness.js';
@@ -124,7 +125,11 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     onFallback: () => metrics.limiterFallback(),
   });
   limiterName = limiterBackend.describe;
-  const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger) };
+  const deployments = new DeploymentHealth(Date.now, (id, state) => {
+    metrics.circuitState(id, CIRCUIT_STATE_VALUE[state]);
+    if (state !== 'half_open') log(state === 'open' ? 'deployment circuit opened: skipped until it is probed' : 'deployment circuit closed', { deployment: id }, state === 'open' ? 'warn' : 'info');
+  });
+  const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments };
   let lastReload: ConfigCheck['last_reload'] = null;
   const probes = {
     store: async () => { await db.query('SELECT 1'); return storeAvailability.check(); },

@@ -23,6 +23,8 @@ export const ERROR_TABLE = {
   file_token_count_unsupported: { status: 400, kind: 'invalid_request' },
   // A vendor refused the prompt or its output on content grounds (an image job moderated): the client's to change, not charged.
   content_policy_violation: { status: 400, kind: 'invalid_request' },
+  // The prompt is longer than the model's context window (the vendor said so): another model may serve it (issue 29 item 4).
+  context_length_exceeded: { status: 400, kind: 'invalid_request' },
   invalid_api_key: { status: 401, kind: 'authentication' },
   insufficient_balance: { status: 402, kind: 'payment' },
   not_found: { status: 404, kind: 'not_found' },

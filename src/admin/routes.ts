@@ -12,6 +12,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Jobs } from '../jobs/scheduler.js';
 import { AdminError, toAdminError } from './errors.js';
 import { accountJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
+import { registerDeploymentRoutes, type DeploymentsSource } from './deployments.js';
 import { registerLimitRoutes } from './limits.js';
 import type { MailTransport } from '../console/mail.js';
 
@@ -24,6 +25,8 @@ export interface AdminDeps {
   jobs?: Jobs;
   /** Outgoing mail, whose development outbox GET /admin/outbox lists. */
   mail?: MailTransport;
+  /** The serving configuration's deployments and their health, for GET /admin/deployments (issue 29 item 7). */
+  deployments?: DeploymentsSource;
 }
 
 const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -213,5 +216,6 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       data: (deps.mail?.outbox() ?? []).map((m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, sent_at: m.sentAt })),
     }));
     registerLimitRoutes(scope, ledger, auth);
+    if (deps.deployments) registerDeploymentRoutes(scope, deps.deployments);
   }, { prefix: '/admin' });
 }

@@ -5,6 +5,7 @@ import type { Limits } from '../limits/types.js';
 import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
 import type { RawBodySpec } from '../pipeline/bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
+import type { KeyPool } from '../upstream/key-pool.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
 export interface TokenPrices {
@@ -44,6 +45,62 @@ export interface CompiledOffering {
   operations?: ReadonlySet<string> | null;
   /** The model's own limits on a route's multipart file parts, by part name (checked before anything is reserved). */
   files?: Readonly<Record<string, OfferingFileLimit>>;
+  /**
+   * The sources that serve the offering (issue 29 item 1), at least one: the manifest's `deployments`,
+   * or the offering's own provider and upstream model when it lists none. Set once every provider is
+   * compiled; the catalogue, price and billing are the offering's whichever deployment serves.
+   */
+  deployments: readonly CompiledDeployment[];
+  /** Offering ids tried in order after every deployment failed with a retryable error (item 4). */
+  fallbacks: readonly string[];
+  /** Offering ids tried in order on `context_length_exceeded`. */
+  contextWindowFallbacks: readonly string[];
+  /** Offering ids tried in order on `content_policy_violation` (none by default). */
+  contentPolicyFallbacks: readonly string[];
+  /** The retry and fail-over policy: `routing:` of gateway.config.yaml with the offering's own `routing:` on top. */
+  routing: RoutingPolicy;
+  /** How a stream cut after content is continued on another source (item 6); null: it is not. */
+  continuation: 'prefill' | null;
+}
+
+/**
+ * One source of an offering (issue 29 item 1): a provider and the model name it is asked for there.
+ * `offering` is the offering as this deployment serves it (the same id, prices and billing; its
+ * `upstreamModel` and `providerId` this deployment's): translators read the model name from it.
+ */
+export interface CompiledDeployment {
+  /** `<provider>/<upstream_model>` unless the manifest names it. */
+  id: string;
+  provider: CompiledProvider;
+  offering: CompiledOffering;
+  /** Share among the deployments of its priority (weighted strategy); default 1. */
+  weight: number;
+  /** Lower is tried first; higher ones are backups; default 0. */
+  priority: number;
+}
+
+/** How the healthy deployments of the lowest priority share requests (issue 29 item 5). */
+export type RoutingStrategy = 'weighted' | 'least_inflight' | 'latency';
+
+/** `routing:` (issue 29 item 3), durations in milliseconds. */
+export interface RoutingPolicy {
+  /** Upstream attempts of one request, all deployments and fallbacks together (default 3). */
+  maxAttempts: number;
+  /** Retries on the deployment that just failed before moving on (default 1). */
+  retrySameDeployment: number;
+  /** Full-jitter backoff between retries: initial 250, max 4000. */
+  backoffMs: { initial: number; max: number };
+  /** A longer Retry-After (or retry-after-ms) moves on to the next deployment instead of waiting (default 5000). */
+  retryAfterMaxMs: number;
+  /** The whole request's deadline (default 90000). */
+  deadlineMs: number;
+  /** A stream's first content event must arrive within this (null: off, the default). */
+  firstTokenTimeoutMs: number | null;
+  /** Longest silence between a stream's events (default 30000). */
+  streamIdleTimeoutMs: number;
+  strategy: RoutingStrategy;
+  /** Each deployment's circuit breaker: `failures` within `windowSeconds` open it for `openSeconds`. */
+  circuit: { failures: number; windowSeconds: number; openSeconds: number };
 }
 
 /** A vendor's built-in skill (spec 4.6), as GET /v1/skills lists it. */
@@ -56,7 +113,12 @@ export type BillingUnit = 'token' | 'character' | 'text_record' | 'search' | 're
 export interface CompiledProvider {
   id: string;
   baseUrl: string;
-  apiKey: string | null;
+  /**
+   * The provider's credentials (`auth.key`, or each of `auth.keys` that is set), used in turn
+   * (issue 29 item 2). Empty when it has none (the simulator). The pool's resting and removed keys
+   * live as long as this compiled configuration: a reload brings them all back.
+   */
+  keys: KeyPool;
   /** The credential's header, and the text before the key in it (`Authorization: Bearer <key>`). */
   auth: { header: string; prefix: string };
   simulated: boolean;
@@ -190,6 +252,8 @@ export interface GatewaySettings {
   urlInputs: { allowHosts: readonly string[] };
   /** `console:` the account console (issue 13). */
   console: ConsoleSettings;
+  /** `routing:` the default retry and fail-over policy of every offering (issue 29 item 3). */
+  routing: RoutingPolicy;
 }
 
 /** `console:` of gateway.config.yaml, lifetimes in milliseconds. */

@@ -97,8 +97,7 @@ export function quantityMeter(spec: QuantitySpec): Meter {
       return { limiterUnits: tokens, limiterFloor: tokens, floorParam };
     },
 
-    quote(ctx: RequestContext, demand): Quote {
-      const offering = ctx.model!.offering;
+    quote(ctx: RequestContext, demand, offering = ctx.model!.offering): Quote {
       // Input tokens metered as a quantity were counted for the demand already.
       const quantity = spec.unit === 'token' ? BigInt(demand.limiterUnits) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round, k);
       const amountNano = quantityHold(quantity, offering, k);

@@ -106,8 +106,7 @@ export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHe
     unit: 'token',
 
     // A cap above what the model can produce is refused, never clamped (issue 8 item 6).
-    check(ctx) {
-      const offering = ctx.model!.offering;
+    check(ctx, offering = ctx.model!.offering) {
       const requested = reader.requestedMaxOutput(ctx.body);
       if (requested === null || requested <= offering.maxOutputTokens) return;
       const param = reader.maxOutputParam(ctx.body);
@@ -122,8 +121,7 @@ export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHe
       return { limiterUnits: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), limiterFloor: inputTokens, floorParam };
     },
 
-    quote(ctx, demand): Quote {
-      const offering = ctx.model!.offering;
+    quote(ctx, demand, offering = ctx.model!.offering): Quote {
       // A token demand's floor is its input estimate (demand above): counted once.
       const inputEstimate = demand.limiterFloor;
       const hold: HoldQuote = {

@@ -5,6 +5,7 @@
  * stage for a bill. Tokens are one implementation (token-meter.ts), quantities of any other unit the
  * other (quantity-meter.ts). Money stays exact: a hold is rounded up once, each usage row once.
  */
+import type { CompiledOffering } from '../config/types.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import type { LimiterDemand } from '../limits/types.js';
 import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
@@ -50,11 +51,17 @@ export interface Meter {
    * before its body (issue 9 point 3). Absent: known only from the whole answer.
    */
   readonly knownAtHeaders?: boolean;
-  /** Refuses, before anything is reserved, a request the offering cannot serve under this meter (400). */
-  check(ctx: RequestContext): void;
+  /**
+   * Refuses, before anything is reserved, a request the offering cannot serve under this meter (400);
+   * `offering` defaults to the request's (a fallback's is checked before it is reached, issue 29 item 4).
+   */
+  check(ctx: RequestContext, offering?: CompiledOffering): void;
   demand(ctx: RequestContext): Demand;
-  /** The hold for the request; `demand` is the one just computed, so nothing is counted twice. */
-  quote(ctx: RequestContext, demand: Demand): Quote;
+  /**
+   * The hold for the request; `demand` is the one just computed, so nothing is counted twice.
+   * `offering` defaults to the request's: the hold covers the dearest offering it may reach (issue 29 item 4).
+   */
+  quote(ctx: RequestContext, demand: Demand, offering?: CompiledOffering): Quote;
   /** The charge for an outcome, or null when nothing is billable. `partial`: a stream checkpoint. */
   bill(ctx: RequestContext, outcome: ForwardOutcome, inputEstimate: number): Bill | null;
 }

@@ -333,6 +333,8 @@ export class GatewayMetrics {
   readonly requests: Counter;
   readonly requestDuration: Histogram;
   readonly upstreamErrors: Counter;
+  readonly upstreamAttempts: Counter;
+  readonly circuitStates: Gauge;
   readonly tokens: Counter;
   readonly cost: BigIntCounter;
   readonly holdsOpen: Gauge;
@@ -350,6 +352,8 @@ export class GatewayMetrics {
     this.requests = r.register(new Counter('gateway_requests_total', 'Requests answered, by route and HTTP status.', ['route', 'status']));
     this.requestDuration = r.register(new Histogram('gateway_request_duration_seconds', 'Time from request to the last byte of the answer, in seconds.', ['route', 'provider'], DURATION_BUCKETS_SECONDS));
     this.upstreamErrors = r.register(new Counter('gateway_upstream_errors_total', 'Failed upstream calls, by provider and error code.', ['provider', 'code']));
+    this.upstreamAttempts = r.register(new Counter('gateway_upstream_attempts_total', 'Upstream attempts, by provider, deployment and outcome (ok, cut, client_gone, an HTTP status, or how the attempt failed: connect, headers_timeout, first_token_timeout, idle_timeout, ...).', ['provider', 'deployment', 'outcome']));
+    this.circuitStates = r.register(new Gauge('gateway_deployment_circuit_state', "Each deployment's circuit breaker: 0 closed, 1 half-open, 2 open (per process).", ['deployment']));
     this.tokens = r.register(new Counter('gateway_tokens_metered_total', 'Tokens billed, by provider, model and kind (input, output, cached, cache_write, reasoning).', ['provider', 'model', 'kind']));
     this.cost = r.register(new BigIntCounter('gateway_cost_metered_nano_usd_total', 'Amount billed, in nano-USD (exact integer).', ['provider', 'model']));
     this.holdsOpen = r.register(new Gauge('gateway_holds_open', 'Reservations not yet settled or released.', [], timeout));
@@ -377,6 +381,16 @@ export class GatewayMetrics {
   /** One failed upstream call; `code` should be a bounded set (HTTP status or gateway error code). */
   upstreamError(provider: string, code: string | number): void {
     this.upstreamErrors.inc([provider, typeof code === 'number' ? STATUS_TEXT[code] ?? String(code) : code]);
+  }
+
+  /** One upstream attempt (issue 29 item 7); `outcome` is a bounded set (see the metric's help). */
+  upstreamAttempt(provider: string, deployment: string, outcome: string): void {
+    this.upstreamAttempts.inc([provider, deployment, outcome]);
+  }
+
+  /** A deployment's circuit changed state (0 closed, 1 half-open, 2 open). */
+  circuitState(deployment: string, value: number): void {
+    this.circuitStates.set([deployment], value);
   }
 
   /**

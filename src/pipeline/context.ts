@@ -1,7 +1,12 @@
 /** Per-request state: one typed object, a field group per stage (DESIGN.md "Contracts worth keeping"). */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Cancellation } from '../cancel.js';
-import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
+import type { CompiledDeployment, CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
+import type { GatewayError } from '../errors.js';
+import type { UsageRowInput } from '../ledger/types.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { FailureKind } from '../upstream/attempt-error.js';
+import type { PoolKey } from '../upstream/key-pool.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { Ticket } from '../limits/types.js';
 import type { Caller } from './auth-cache.js';
@@ -40,6 +45,69 @@ export interface InputFile {
   contentType: string;
 }
 
+/** One upstream attempt, as the access log, the headers and the trace report it (issue 29 item 7). */
+export interface AttemptRecord {
+  deployment: string;
+  provider: string;
+  /** `ok`, the upstream's status, or how it failed (connect, headers_timeout, ...). */
+  outcome: string;
+  ms: number;
+}
+
+/** What the forward of one attempt is given (issue 29 items 2, 3): its key, its signal and its limits. */
+export interface AttemptOptions {
+  key: PoolKey | null;
+  /** Aborted when the client leaves or the attempt's own timer fires. */
+  signal: Cancellation;
+  /** At most this long for the answer's headers (the request's deadline). */
+  headersTimeoutMs: number;
+  /** A stream's first content must arrive within this long of the attempt's start; null: no limit. */
+  firstTokenTimeoutMs: number | null;
+  /** The longest silence between a stream's pieces. */
+  idleTimeoutMs: number;
+  /** performance.now() at the attempt's start, and at its answer's headers. */
+  startedAt: number;
+  answeredAt: number | null;
+  /** Set when the attempt's own timer (first token, stream idle) ended it. */
+  timedOut: FailureKind | null;
+  /** True once a stream's first content event arrived (its frames then flow to the client). */
+  contentStarted: boolean;
+}
+
+/** What a rescued stream owes for the content delivered before its cut (src/pipeline/rescue.ts). */
+export interface CarriedBill {
+  rows: UsageRowInput[];
+  limiterUnits: number;
+  observers: Array<(metrics: Pick<GatewayMetrics, 'metered'>) => void>;
+}
+
+/** What the attempt loop may reach (src/pipeline/plan.ts): the requested offering and its fallbacks. */
+export interface ServingPlan {
+  /** The requested offering first, then the others in the order they are tried. */
+  chain: CompiledOffering[];
+  contextFallbacks: CompiledOffering[];
+  contentFallbacks: CompiledOffering[];
+}
+
+/** The attempt loop's state (issue 29; src/pipeline/attempts.ts). */
+export interface RoutingState {
+  /** The client's body before any operation's parameter policies: each deployment applies its own. */
+  clientBody: Record<string, unknown>;
+  /** The offerings that may serve, in order (the requested one first), and those tried on a context-length or content-policy refusal. */
+  plan: ServingPlan;
+  /** The deployment ctx.model, ctx.upstream and ctx.translation are prepared for. */
+  deployment: CompiledDeployment;
+  attempts: AttemptRecord[];
+  /** performance.now() when the request was routed: the deadline counts from here. */
+  startedAt: number;
+  /** The attempt in progress. */
+  current: AttemptOptions | null;
+  /** Set when a stream was cut after content (item 6): its error, the text delivered, and the frame that ends the client's stream. */
+  cut: { error: GatewayError; delivered: string; tail: string } | null;
+  /** A continuation in progress: the bill of what came before, the first cut's closing frame, and the text the client has. */
+  rescue: { carried: CarriedBill; tail: string; prefix: string } | null;
+}
+
 /** The state of one request through the pipeline. */
 export interface RequestContext {
   readonly requestId: string;
@@ -65,6 +133,13 @@ export interface RequestContext {
   features: string[];
   stream: boolean;
   model: { offering: CompiledOffering; provider: CompiledProvider } | null;
+  /** Deployments, fallbacks and attempts (issue 29); null on routes the gateway answers itself. */
+  routing: RoutingState | null;
+  /**
+   * The provider holding state the request refers to (issue 29 item 8: a messages-format file, a
+   * skills container, a native previous response, a video job): only its deployments may serve it.
+   */
+  pinnedProvider?: string;
   /** The operation chosen for the model, and its wire format. */
   upstream: { choice: RouteUpstream; format: string } | null;
   /** The translator is created by route (its refusals are 400s before any reservation); translate builds the body. */

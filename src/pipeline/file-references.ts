@@ -47,9 +47,14 @@ export async function resolveFileReferences(ctx: RequestContext, runtime: Runtim
     if (policy === 'count-unsupported') {
       throw new GatewayError('file_token_count_unsupported', 'count_tokens cannot count a stored file: its contents are not estimated from the id.');
     }
-    if (offering && offering.providerId !== record.providerId) {
+    // The file lives at one vendor (issue 29 item 8): only the offering's deployments there may serve the request.
+    if (offering && !offering.deployments.some((d) => d.provider.id === record.providerId)) {
       throw new GatewayError('invalid_request', `The file "${record.id}" cannot be used with the model "${offering.id}".`, { param: 'messages' });
     }
+    if (ctx.pinnedProvider !== undefined && ctx.pinnedProvider !== record.providerId) {
+      throw new GatewayError('invalid_request', `The file "${record.id}" is held by another source than the request's other files.`, { param: 'messages' });
+    }
+    ctx.pinnedProvider = record.providerId;
     vendorIds.set(source.file_id, record.vendorFileId!);
   }
   for (const source of sources) source.file_id = vendorIds.get(source.file_id)!;

@@ -18,6 +18,7 @@ import type { Bill, Demand, Meter, Quote } from '../meters/types.js';
 import { retryWhileUnavailable } from '../store/retry.js';
 import type { RequestContext } from './context.js';
 import { jobKindOf } from './job-kinds.js';
+import { reachable } from './plan.js';
 import type { Runtime } from './stage.js';
 
 /** The 402 for a refused hold (spec 7): what it needed, what the account has, and how to fit (issue 8 item 6). */
@@ -28,10 +29,25 @@ async function insufficientBalance(ctx: RequestContext, runtime: Runtime, quote:
   return new GatewayError('insufficient_balance', message, { param });
 }
 
+/**
+ * The meter's quote for the dearest offering the request may reach (issue 29 item 4: a fallback may
+ * cost more than the requested model, and one hold covers whichever serves).
+ */
+function dearestQuote(ctx: RequestContext, meter: Meter, demand: Demand): Quote {
+  let quote = meter.quote(ctx, demand);
+  const offerings = ctx.routing ? reachable(ctx.routing.plan) : [];
+  for (const offering of offerings.length > 1 ? offerings : []) {
+    if (offering.billing.unit !== ctx.model!.offering.billing.unit) continue;
+    const other = meter.quote(ctx, demand, offering);
+    if (other.amountNano > quote.amountNano) quote = other;
+  }
+  return quote;
+}
+
 /** Reserves the meter's quote for the request, or throws the 402; no upstream call without a hold. */
 export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: Meter, demand: Demand): Promise<void> {
   const settings = ctx.gateway.settings;
-  const quote = meter.quote(ctx, demand);
+  const quote = dearestQuote(ctx, meter, demand);
   const { amountNano, inputEstimate } = quote;
   let reserved: boolean;
   try {
@@ -57,13 +73,20 @@ export async function releaseHold(ctx: RequestContext, runtime: Runtime): Promis
   await runtime.ledger.releaseOrDefer(ctx.hold.id);
 }
 
+/** The rows with the deployment that served the request (issue 29 item 7), when one did. */
+function servedBy(ctx: RequestContext, rows: UsageRowInput[]): UsageRowInput[] {
+  const deployment = ctx.routing?.deployment.id;
+  return deployment ? rows.map((r) => (r.deployment ? r : { ...r, deployment })) : rows;
+}
+
 /** Charges the bill against the hold and closes it; the settled figures go in the answer's headers. */
 export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bill): Promise<void> {
   const hold = ctx.hold!;
   hold.open = false;
   hold.settled = true;
   // Settling twice charges once, so a settle is retried through a store outage (the answer waits).
-  await retryWhileUnavailable(() => runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows: bill.rows }));
+  const rows = servedBy(ctx, bill.rows);
+  await retryWhileUnavailable(() => runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows }));
   if (!ctx.started) for (const [name, value] of Object.entries(bill.headers)) ctx.reply.header(name, value);
 }
 
@@ -72,7 +95,7 @@ export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bi
  * (`rows`, or none when nothing new was delivered). False when the hold is closed or unknown.
  */
 export function checkpointHold(ctx: RequestContext, runtime: Runtime, rows: UsageRowInput[] | null): Promise<boolean> {
-  const delivered = rows ? { accountId: ctx.auth!.accountId, rows: rows.map((r) => ({ ...r, details: { ...r.details, settled_from: 'checkpoint' } })) } : undefined;
+  const delivered = rows ? { accountId: ctx.auth!.accountId, rows: servedBy(ctx, rows).map((r) => ({ ...r, details: { ...r.details, settled_from: 'checkpoint' } })) } : undefined;
   return runtime.ledger.extendHold(ctx.hold!.id, ctx.gateway.settings.holdTtlMs, delivered);
 }
 

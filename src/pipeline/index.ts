@@ -64,6 +64,8 @@ function observe(ctx: RequestContext, runtime: Runtime, seconds: number): void {
   runtime.logger?.info({
     request_id: ctx.requestId, route, status, duration_ms: Math.round(seconds * 1e4) / 10,
     account_id: ctx.auth?.accountId, model: ctx.model?.offering.id, stream: ctx.stream,
+    // Each upstream attempt: deployment, outcome (ok, a status, or how it failed) and milliseconds (issue 29 item 7).
+    ...(ctx.routing?.attempts.length ? { attempts: ctx.routing.attempts } : {}),
   }, 'request');
 }
 
@@ -75,7 +77,7 @@ export async function runPipeline(
   const ctx: RequestContext = {
     requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
     req, reply, params, clientGone: new Cancellation(), auth: null, limit: null, body: {}, files: [], features: [], beforeAnswer: [], onFailure: [], upstreamStatus: null, stream: false,
-    model: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
+    model: null, routing: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   const started = performance.now();
   runtime.inflight.add(ctx);

@@ -1,5 +1,6 @@
 /** The Stage contract: compiled once per route at boot or reload; null means the stage is absent. */
 import type { CompiledRoute } from '../config/types.js';
+import type { DeploymentHealth } from '../routing/health.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Limiter } from '../limits/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -17,7 +18,7 @@ export interface Runtime {
   ledger: Ledger;
   limiter: Limiter;
   /** Optional metrics sink (absent in unit tests). */
-  metrics?: Pick<GatewayMetrics, 'requestFinished' | 'upstreamError' | 'metered' | 'limiterRejected' | 'streamOpened' | 'streamClosed'>;
+  metrics?: Pick<GatewayMetrics, 'requestFinished' | 'upstreamError' | 'metered' | 'limiterRejected' | 'streamOpened' | 'streamClosed'> & Partial<Pick<GatewayMetrics, 'upstreamAttempt'>>;
   /** Optional request log (one structured line per request). */
   logger?: Logger;
   /** Requests in flight, for a draining shutdown. */
@@ -32,6 +33,8 @@ export interface Runtime {
   operations?: MediaOperations;
   /** Resolves the host names of URL inputs (tests inject one that maps names to loopback); default the system's. */
   urlResolver?: Resolver;
+  /** Every deployment's circuit, in-flight count and latency (issue 29 item 5), per process. */
+  deployments: DeploymentHealth;
 }
 
 /** One of the seven fixed stages. */

@@ -155,7 +155,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return reply.code(ready.status === 'ok' ? 200 : 503).header('cache-control', 'no-store').send(ready);
   });
   registerMetricsRoute(app, deps.metrics, deps.metricsToken);
-  if (deps.adminToken) registerAdminRoutes(app, { ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail });
+  if (deps.adminToken) registerAdminRoutes(app, {
+    ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail,
+    deployments: { gateway: () => deps.generation().gateway, health: deps.runtime.deployments },
+  });
   if (deps.console) registerConsole(app, deps.console);
   registerBlobRoutes(app, () => deps.runtime.files, deps.log);
   app.route({ method: ['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], url: '/*', handler: (req, reply) => dispatch(deps, req, reply) });

@@ -41,6 +41,11 @@ export interface StreamTranslator {
   deliveredText(): string;
   /** The frame that ends a broken stream, when the stream's own state shapes it (e.g. a sequence number); else the format's. */
   errorFrame?(error: GatewayError): string;
+  /**
+   * True when the answer is whole although the upstream's body ended without its terminator (e.g. the
+   * usage chunk came and `[DONE]` did not): the stream is finished as a normal one (issue 29, S11).
+   */
+  whole?(): boolean;
 }
 
 /** A translated JSON answer, with what it reports for the meters. */

@@ -14,6 +14,25 @@ export function upstreamMessage(body: unknown): string | null {
   return typeof message === 'string' ? message.slice(0, 2000) : null;
 }
 
+/**
+ * Client errors another model may still serve (issue 29 item 4), recognised by the vendor's error
+ * code (OpenAI's `error.code`) or, where a format has none (Anthropic's messages), by its message.
+ */
+const CODED_ERRORS: ReadonlyArray<{ code: 'context_length_exceeded' | 'content_policy_violation'; codes: readonly string[]; message: RegExp }> = [
+  { code: 'context_length_exceeded', codes: ['context_length_exceeded', 'string_above_max_length'], message: /prompt is too long|maximum context length|context window/i },
+  { code: 'content_policy_violation', codes: ['content_policy_violation', 'content_filter'], message: /content filtering policy|content management policy|safety system/i },
+];
+
+/** The code of a 400 that another model may serve, or null. */
+function codedError(body: unknown, message: string | null): 'context_length_exceeded' | 'content_policy_violation' | null {
+  const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
+  for (const entry of CODED_ERRORS) {
+    if (typeof code === 'string' && entry.codes.includes(code)) return entry.code;
+    if (message !== null && entry.message.test(message)) return entry.code;
+  }
+  return null;
+}
+
 /** The GatewayError for an upstream status; a 429 keeps its retry-after. */
 export function mapUpstreamError(status: number, body: unknown, headers: Record<string, string>): GatewayError {
   if (status === 429) {
@@ -29,6 +48,8 @@ export function mapUpstreamError(status: number, body: unknown, headers: Record<
   if (status >= 400 && status < 500) {
     const message = upstreamMessage(body) ?? `The upstream provider rejected the request (HTTP ${status}).`;
     const param = (body as { error?: { param?: unknown } } | null)?.error?.param;
+    const coded = status === 400 ? codedError(body, upstreamMessage(body)) : null;
+    if (coded) return new GatewayError(coded, message, { param: typeof param === 'string' ? param : null });
     // Clients are promised 400 and 413 (spec 7); any other upstream 4xx (404, 409, 422...) is a request error.
     return new GatewayError('invalid_request', message, { param: typeof param === 'string' ? param : null, status: status === 413 ? 413 : 400 });
   }

@@ -6,7 +6,9 @@ import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici'
 import { Cancellation, type CancelSignal } from '../cancel.js';
 import type { CompiledOperation, CompiledProvider, UpstreamRequestKind } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { AttemptError } from './attempt-error.js';
 import { authHeaders } from './auth.js';
+import type { PoolKey } from './key-pool.js';
 import { RawBody } from './raw-body.js';
 import { allowedVendorUrl } from './vendor-url.js';
 
@@ -19,14 +21,21 @@ function flatHeaders(raw: Record<string, string | string[] | undefined>): Record
   return out;
 }
 
-/** Maps a transport error from undici to the gateway's error table. */
+/**
+ * Maps a transport error from undici to the gateway's error table, as an AttemptError saying how the
+ * attempt failed (issue 29 item 3): a connect timeout is a connect failure (nothing was sent), a
+ * headers timeout a silent upstream.
+ */
 export function transportError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
-  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
-    return new GatewayError('upstream_timeout', 'The upstream provider did not answer in time.');
+  if (error instanceof undiciErrors.HeadersTimeoutError) {
+    return new AttemptError('headers_timeout', new GatewayError('upstream_timeout', 'The upstream provider did not answer in time.'));
+  }
+  if (error instanceof undiciErrors.ConnectTimeoutError) {
+    return new AttemptError('connect', new GatewayError('upstream_timeout', 'The upstream provider did not answer in time.'));
   }
   if (error instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', 'The upstream provider stopped sending.');
-  return new GatewayError('upstream_unavailable', 'The upstream provider could not be reached.');
+  return new AttemptError('connect', new GatewayError('upstream_unavailable', 'The upstream provider could not be reached.'));
 }
 
 /** What a request adds to its operation's URL: path parameters and query parameters. */
@@ -35,6 +44,10 @@ export interface UpstreamTarget {
   query?: Record<string, string[]> | null;
   /** Features of the operation this request uses: their headers are added (provider manifest `features`). */
   features?: readonly string[];
+  /** The credential of the provider's pool to send (issue 29 item 2); default: the pool's first usable. */
+  key?: PoolKey | null;
+  /** Waits for the answer's headers at most this long (the request's deadline), if less than the provider's headers_ms. */
+  headersTimeoutMs?: number;
 }
 
 /** The operation's static headers plus those of each feature used; same-named ones joined with a comma. */
@@ -122,7 +135,7 @@ export class UpstreamClient {
     const payload = op.method !== 'POST' ? null : payloadOf(operation, op, body);
     // A binary answer (a file download) accepts any type: a vendor that declares only application/octet-stream refuses JSON-only Accept (406).
     const headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
-    return this.request(provider, op.method, url.origin, path, payload, signal, headers);
+    return this.request(provider, op.method, url.origin, path, payload, signal, headers, target);
   }
 
   /**
@@ -137,7 +150,7 @@ export class UpstreamClient {
 
   private async request(
     provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | RawBody | null, signal: CancelSignal,
-    requestHeaders: Readonly<Record<string, string>> = {},
+    requestHeaders: Readonly<Record<string, string>> = {}, target: UpstreamTarget = {},
   ): Promise<UpstreamResponse> {
     const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' }
       : payload instanceof RawBody ? { 'content-type': payload.contentType } : {};
@@ -148,13 +161,14 @@ export class UpstreamClient {
     // goes once the answer's body closes (ended, or destroyed), or at once when the call fails.
     const unforward = (): void => signal.removeEventListener('abort', forward);
     if (signal.aborted) forward(); else signal.addEventListener('abort', forward, { once: true });
-    const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), provider.timeouts.headersMs);
+    const headersMs = Math.min(provider.timeouts.headersMs, target.headersTimeoutMs ?? Infinity);
+    const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), headersMs);
     try {
       const response = await this.pool(provider, origin).request({
         // undici takes any signal with addEventListener/removeEventListener (api-request.js); a
         // Cancellation, not an AbortSignal, so that the request is collected young (src/cancel.ts).
         method, path, signal: controller as unknown as AbortSignal,
-        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...authHeaders(provider) },
+        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...authHeaders(provider, target.key) },
         body: payload instanceof RawBody ? payload.data : payload,
       });
       response.body.once('close', unforward);

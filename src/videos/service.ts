@@ -48,6 +48,8 @@ export class VideoJobs {
       throw new GatewayError('invalid_request', `The video job "${source.id}" is ${source.state.replace('_', ' ')}; only a completed video can be remixed.`, { param: 'remix_video_id' });
     }
     this.sources.set(ctx, source);
+    // The source video lives at the vendor that made it (issue 29 item 8): the remix goes there.
+    ctx.pinnedProvider = source.providerId;
     ctx.body = { ...ctx.body, remix_video_id: source.vendorJobId, seconds: source.billedSeconds ?? source.requestedSeconds, size: source.size };
   }
 

@@ -1,11 +1,13 @@
 /** Token pricing: cached and cache-write tokens at their own rates, reasoning inside output, one rounding. */
 import { describe, expect, it } from 'vitest';
 import { holdAmount, tokenCharge } from '../../src/billing/pricing.js';
+import { DEFAULT_ROUTING } from '../../src/config/routing.js';
 import type { CompiledOffering } from '../../src/config/types.js';
 
 function offering(prices: { input: bigint; output: bigint; cachedInput: bigint; cacheWrite: bigint; imageInput?: bigint }): CompiledOffering {
   return {
     id: 'm', upstreamModel: 'm', providerId: 'p', serviceType: 'CHAT', availability: 'available', enabled: true, nativeResponses: false, created: 0, maxOutputTokens: 100, contextWindow: 1000, skills: new Set(),
+    deployments: [], fallbacks: [], contextWindowFallbacks: [], contentPolicyFallbacks: [], routing: DEFAULT_ROUTING, continuation: null,
     billing: { unit: 'token', per: 1_000_000n, price: 0n, prices: { ...prices, imageInput: prices.imageInput ?? prices.input }, priceText: {}, tools: {}, toolText: {} },
   };
 }

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyPool } from '../../src/upstream/key-pool.js';
 import type { CompiledProvider } from '../../src/config/types.js';
 import type { CancelSignal } from '../../src/cancel.js';
 import { UpstreamClient } from '../../src/upstream/client.js';
@@ -36,7 +37,7 @@ class CountingSignal implements CancelSignal {
 
 function provider(): CompiledProvider {
   return {
-    id: 'vendor', baseUrl: `${base}/api`, apiKey: 'secret-key', auth: { header: 'xi-api-key', prefix: '' }, simulated: false, headers: { 'x-static': 'yes' },
+    id: 'vendor', baseUrl: `${base}/api`, keys: new KeyPool(['secret-key']), auth: { header: 'xi-api-key', prefix: '' }, simulated: false, headers: { 'x-static': 'yes' },
     timeouts: { connectMs: 1000, headersMs: 5000, idleMs: 5000 }, skills: null,
     operations: {
       speak: { method: 'POST', path: '/v1/text-to-speech/{voice_id}', format: 'x', request: 'json', answer: 'json', query: '?output_format=mp3_44100_128', poll: null, binary: null, headers: {}, features: {} },

@@ -26,7 +26,10 @@ export function startCheckpoints(ctx: RequestContext, runtime: Runtime, translat
     const text = translator.deliveredText();
     const fresh = ctx.started && text.length > recordedLength;
     const billed = fresh ? meterOf(ctx)?.bill(ctx, { delivery: 'partial', reported: translator.usage(), deliveredText: text }, hold.inputEstimate) : null;
-    if (await checkpointHold(ctx, runtime, billed?.rows ?? null) && fresh) recordedLength = text.length;
+    // A continuation's checkpoint also records what was delivered before the cut (issue 29 item 6).
+    const carried = ctx.routing?.rescue?.carried.rows ?? [];
+    const rows = billed ? [...carried, ...billed.rows] : null;
+    if (await checkpointHold(ctx, runtime, rows) && fresh) recordedLength = text.length;
   };
   const timer = setInterval(() => {
     if (busy || !hold.open) return;

@@ -4,6 +4,7 @@
  */
 import { GatewayError } from '../../errors.js';
 import { readPointer } from '../../meters/pointer.js';
+import { AttemptError, retryAfterMs } from '../../upstream/attempt-error.js';
 import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
@@ -34,22 +35,29 @@ function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
   return params;
 }
 
-/** Sends the upstream request; an upstream error answer becomes the client's error, with nothing charged. */
+/**
+ * Sends the upstream request with the attempt's key, signal and deadline (src/pipeline/attempts.ts); an
+ * upstream error answer becomes the client's error, with nothing charged, as an AttemptError carrying
+ * its status and Retry-After for the retry policy.
+ */
 export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promise<UpstreamResponse> {
   const { provider } = ctx.model!;
+  const attempt = ctx.routing?.current ?? null;
   let response: UpstreamResponse;
   try {
-    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features };
-    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, ctx.clientGone, target);
+    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs };
+    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.clientGone, target);
   } catch (error) {
     if (!ctx.clientGone.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
     throw error;
   }
   ctx.upstreamStatus = response.status;
+  if (attempt) attempt.answeredAt = performance.now();
   if (response.status < 400) return response;
   runtime.metrics?.upstreamError(provider.id, response.status);
   const body = await readJsonBody(response).catch(() => null);
-  throw ctx.translation!.translator.error(response.status, body, response.headers);
+  const error = ctx.translation!.translator.error(response.status, body, response.headers);
+  throw new AttemptError('status', error, response.status, retryAfterMs(response.headers));
 }
 
 /** The JSON (or file) path: a client that left before the answer was written pays nothing. */

@@ -5,7 +5,9 @@
  * that leaves before the first byte pays nothing. What happened is recorded for the meter stage.
  */
 import { StringDecoder } from 'node:string_decoder';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors.js';
+import { AttemptError } from '../../upstream/attempt-error.js';
 import { SseParser } from '../../translate/sse.js';
 import type { StreamTranslator } from '../../translate/types.js';
 import type { UpstreamResponse } from '../../upstream/client.js';
@@ -18,10 +20,14 @@ import { sendUpstream } from './json.js';
 
 function startSse(ctx: RequestContext): void {
   ctx.reply.hijack();
-  ctx.reply.raw.writeHead(200, {
-    // No Connection header: Node keeps the connection alive unless the client asked to close it.
-    'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': ctx.requestId,
-  });
+  // The reply's own headers (the request id, the serving provider and attempt count) go with the head.
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(ctx.reply.getHeaders())) if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
+  // No Connection header: Node keeps the connection alive unless the client asked to close it.
+  headers['content-type'] = 'text/event-stream; charset=utf-8';
+  headers['cache-control'] = 'no-cache';
+  headers['x-request-id'] = ctx.requestId;
+  ctx.reply.raw.writeHead(200, headers);
   ctx.started = true;
 }
 
@@ -36,6 +42,43 @@ export async function writeFrames(ctx: RequestContext, text: string): Promise<vo
 type StreamEnd = { kind: 'done' } | { kind: 'error'; error: GatewayError } | { kind: 'client_gone' };
 
 /**
+ * A stream's frames until its first content (issue 29 item 3): held back, so that a stream that ends,
+ * errors or stalls before it can be retried on another source, the client having seen nothing.
+ * Without an attempt loop (no routing state) frames flow at once, as they always did.
+ */
+class Preamble {
+  private held = '';
+  open: boolean;
+  constructor(private readonly ctx: RequestContext, private readonly translator: StreamTranslator) {
+    this.open = !ctx.routing?.current;
+  }
+
+  /** The frames to write now: none while holding, everything held once content arrived (or the stream ended). */
+  pass(frames: string, ended: boolean): string {
+    if (this.open) return frames;
+    this.held += frames;
+    if (!ended && this.translator.deliveredText().length === 0) return '';
+    this.open = true;
+    if (this.ctx.routing?.current) this.ctx.routing.current.contentStarted = true;
+    // A continuation (src/pipeline/rescue.ts): the client's stream is already open, its opening frames are not repeated.
+    const out = this.ctx.routing?.rescue ? '' : this.held;
+    this.held = '';
+    return out;
+  }
+}
+
+/** Aborts the attempt when its stream goes silent for `idle_timeout_ms` (issue 29 item 3); refreshed at every piece. */
+function idleGuard(ctx: RequestContext): { refresh(): void; clear(): void } | null {
+  const attempt = ctx.routing?.current;
+  if (!attempt) return null;
+  const timer = setTimeout(() => {
+    attempt.timedOut ??= 'idle_timeout';
+    attempt.signal.abort(new GatewayError('upstream_timeout', 'The upstream stream stalled.'));
+  }, attempt.idleTimeoutMs);
+  return { refresh: () => { timer.refresh(); }, clear: () => { clearTimeout(timer); } };
+}
+
+/**
  * How long, after the answer's last event, the upstream body may take to end. Reading it to its end
  * (the final chunk of the HTTP framing) lets the connection go back to the pool; destroying an
  * unfinished body aborts the request and closes the connection, so every stream would open a new one.
@@ -47,11 +90,14 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
   // StringDecoder keeps a character split between two pieces for the next, like TextDecoder's stream
   // mode, at about a third of its cost per stream (TextDecoder opens an ICU converter per instance).
   const decoder = new StringDecoder('utf8');
+  const preamble = new Preamble(ctx, translator);
+  const idle = idleGuard(ctx);
   let done = false;
   let drainGuard: NodeJS.Timeout | undefined;
   try {
     for await (const chunk of body) {
       if (done) continue;
+      idle?.refresh();
       // The frames of every event in this piece of the upstream body go out in one write: one chunk of
       // the client's response and one system call, not one per event (an upstream that sends its events
       // back to back delivers a whole answer in a piece or two).
@@ -67,21 +113,36 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
           break;
         }
       }
+      // Frames before the first content wait (a failure then is retried); an error discards them.
+      frames = failed && !preamble.open ? '' : preamble.pass(frames, done);
       if (frames.length > 0) await writeFrames(ctx, frames);
       if (ctx.clientGone.aborted) return { kind: 'client_gone' };
       if (failed) return { kind: 'error', error: failed };
     }
   } catch (error) {
-    if (done) return { kind: 'done' };
+    if (done) return finished(ctx, preamble);
     if (ctx.clientGone.aborted) return { kind: 'client_gone' };
     // Mid-stream, a lost connection is a broken answer rather than an unreachable upstream.
+    if (ctx.routing?.current?.timedOut === 'idle_timeout') return { kind: 'error', error: new GatewayError('upstream_timeout', 'The upstream stream stalled before it completed.') };
     return { kind: 'error', error: bodyError(error, 'stream') };
   } finally {
     clearTimeout(drainGuard);
+    idle?.clear();
   }
-  if (done) return { kind: 'done' };
+  if (done || translator.whole?.()) return finished(ctx, preamble);
   if (ctx.clientGone.aborted) return { kind: 'client_gone' };
   return { kind: 'error', error: new GatewayError('upstream_error', 'The upstream stream ended before it completed.') };
+}
+
+/**
+ * A complete stream: what the preamble still holds is written (an answer with no content at all).
+ * A stream whose body ended without its terminator but whose answer is whole (`complete`, e.g. the
+ * usage chunk came and `[DONE]` did not; `whole`) is finished as a normal one (issue 29 scenario S11).
+ */
+async function finished(ctx: RequestContext, preamble: Preamble): Promise<StreamEnd> {
+  const rest = preamble.pass('', true);
+  if (rest.length > 0) await writeFrames(ctx, rest);
+  return ctx.clientGone.aborted ? { kind: 'client_gone' } : { kind: 'done' };
 }
 
 /** The streaming path. */
@@ -118,8 +179,11 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
     get deliveredText() { return translator.deliveredText(); },
   };
   if (end.kind === 'client_gone') return;
-  if (end.kind === 'error' && !ctx.started) throw end.error;
+  // Nothing reached the client: the attempt failed before content, and another may be made.
+  if (end.kind === 'error' && !ctx.started) throw new AttemptError('stream_before_content', end.error);
   const tail = end.kind === 'done' ? ctx.format.streamDoneFrame ?? '' : translator.errorFrame?.(end.error) ?? ctx.format.streamErrorFrame(end.error);
+  // Cut after content: the attempt loop may continue it on another source (issue 29 item 6).
+  if (end.kind === 'error' && ctx.routing) ctx.routing.cut = { error: end.error, delivered: translator.deliveredText(), tail };
   if (!ctx.started) startSse(ctx);
   ctx.finish = () => { ctx.reply.raw.end(tail); };
 }

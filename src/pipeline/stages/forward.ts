@@ -1,6 +1,7 @@
 /** Stage 6, forward: to the upstream (JSON or stream), or to a handler the gateway answers itself. */
 import type { RouteManifest } from '../../generated/manifest-types.js';
 import type { StageHandler } from '../context.js';
+import { forwardWithAttempts } from '../attempts.js';
 import { forwardJson } from '../forward/json.js';
 import { forwardStream } from '../forward/stream.js';
 import { getModel, listModels } from '../local/models.js';
@@ -37,6 +38,7 @@ export const forwardStage: Stage = {
       const local = LOCAL[handler];
       return (ctx) => local(ctx, runtime);
     }
-    return (ctx) => (ctx.stream ? forwardStream(ctx, runtime) : forwardJson(ctx, runtime));
+    // One attempt loop around the forward (issue 29): deployments, retries and fallbacks.
+    return (ctx) => forwardWithAttempts(ctx, runtime, ctx.stream ? forwardStream : forwardJson);
   },
 };

@@ -8,6 +8,7 @@
 import { meterOf } from '../../meters/index.js';
 import { handHoldToJob, releaseHold, settleHold } from '../hold.js';
 import { jobKindOf } from '../job-kinds.js';
+import { withCarried } from '../rescue.js';
 import type { Stage } from '../stage.js';
 
 /** Settles billable proxy routes. */
@@ -28,7 +29,8 @@ export const meterStage: Stage = {
         handHoldToJob(ctx);
         return;
       }
-      const bill = ctx.outcome && !left ? meter.bill(ctx, ctx.outcome, hold.inputEstimate) : null;
+      // A rescued stream also owes what was delivered before its cut (issue 29 item 6).
+      const bill = withCarried(ctx, ctx.outcome && !left ? meter.bill(ctx, ctx.outcome, hold.inputEstimate) : null);
       if (!bill) {
         await releaseHold(ctx, runtime);
         return;

@@ -7,8 +7,6 @@
  */
 import { GatewayError } from '../../errors.js';
 import { meterOf } from '../../meters/index.js';
-import { applyParamPolicies } from '../../translate/params.js';
-import { createTranslator } from '../../translate/registry.js';
 import type { RequestContext } from '../context.js';
 import { resolveFileInputs } from '../file-inputs.js';
 import { resolveUrlInputs } from '../url-inputs.js';
@@ -19,8 +17,11 @@ import { prepareSkillsExecution } from '../../skills/execution.js';
 import { jobKindOf } from '../job-kinds.js';
 import { skillsServices } from '../operation-ids.js';
 import type { Runtime, Stage } from '../stage.js';
-import type { CompiledRoute } from '../../config/types.js';
-import { chooseUpstream, takesInput, wrongEndpoint } from '../upstream-choice.js';
+import type { CompiledDeployment, CompiledOffering, CompiledRoute } from '../../config/types.js';
+import { chooseDeployment } from '../../routing/select.js';
+import { prepareDeployment, servingDeployments } from '../deployment.js';
+import { servingPlan, takeClientModels } from '../plan.js';
+import { takesInput } from '../upstream-choice.js';
 
 /**
  * The offering a request without `model` gets: the first of the route's defaults (cheapest first)
@@ -33,8 +34,8 @@ function defaultModelFor(ctx: RequestContext): string | null {
   return route.defaultModels.find((id) => takesInput(gateway, route, gateway.offerings.get(id)!, ctx.body)) ?? route.defaultModel;
 }
 
-/** Resolves `body.model` (or the route's default for this request) to an offering, an operation and a translator. */
-export function routeRequest(ctx: RequestContext): void {
+/** The requested offering, checked against the live catalogue and the route (spec 4.17). */
+function requestedOffering(ctx: RequestContext): CompiledOffering {
   const id = ctx.body.model ?? defaultModelFor(ctx) ?? undefined;
   if (typeof id !== 'string') throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
   const offering = ctx.gateway.offerings.get(id);
@@ -46,19 +47,32 @@ export function routeRequest(ctx: RequestContext): void {
   if (!ctx.route.serviceTypes.has(offering.serviceType)) {
     throw new GatewayError('model_not_available', `The model "${id}" is a ${offering.serviceType} model and is not served by ${ctx.route.manifest.path}.`, { param: 'model' });
   }
-  const provider = ctx.gateway.providers.get(offering.providerId)!;
-  ctx.model = { offering, provider };
-  meterOf(ctx)?.check(ctx);
-  const choice = chooseUpstream(ctx.route, offering, provider, ctx.body);
-  if (!choice) throw wrongEndpoint(ctx.gateway, ctx.route, offering, provider, ctx.body);
-  const format = provider.operations[choice.operation]!.format;
-  ctx.upstream = { choice, format };
-  ctx.body = applyParamPolicies(ctx.body, choice.params, `model "${id}" on ${ctx.route.manifest.path}`);
-  ctx.body = applyParamPolicies(ctx.body, offering.params ?? {}, `model "${id}"`);
-  checkOfferingFiles(ctx.files, offering.files, id);
-  const translator = createTranslator(ctx.route.manifest.format, format, ctx.body, offering.id, { params: choice.params });
-  ctx.translation = { translator, upstreamBody: null, upstreamQuery: null };
+  return offering;
 }
+
+/**
+ * Resolves `body.model` (or the route's default for this request) to an offering, its serving plan
+ * (the client's `models` and the offering's fallbacks, issue 29 item 4) and the deployment the first
+ * attempt goes to, prepared: its operation, policies and translator (src/pipeline/deployment.ts).
+ */
+export function routeRequest(ctx: RequestContext, runtime: Runtime): void {
+  const offering = requestedOffering(ctx);
+  const clientIds = takeClientModels(ctx);
+  // A native previous response lives at one vendor (issue 29 item 8): the offering's first-listed deployment's.
+  if (!ctx.pinnedProvider && offering.nativeResponses && typeof ctx.body.previous_response_id === 'string') ctx.pinnedProvider = offering.deployments[0]!.provider.id;
+  const deployments = servingDeployments(offering, ctx.pinnedProvider);
+  const first = chooseDeployment(deployments, NONE, offering.routing, runtime.deployments) ?? deployments[0] ?? offering.deployments[0]!;
+  ctx.model = { offering: first.offering, provider: first.provider };
+  meterOf(ctx)?.check(ctx);
+  ctx.routing = { clientBody: ctx.body, plan: { chain: [offering], contextFallbacks: [], contentFallbacks: [] }, deployment: first, attempts: [], startedAt: performance.now(), current: null, cut: null, rescue: null };
+  prepareDeployment(ctx, first, false);
+  checkOfferingFiles(ctx.files, offering.files, offering.id);
+  // A job outlives its request at the vendor that runs it (spec 4.16): its request is not failed over.
+  if (jobKindOf(ctx.route)) ctx.pinnedProvider ??= first.provider.id;
+  ctx.routing.plan = servingPlan(ctx, offering, clientIds);
+}
+
+const NONE: ReadonlySet<CompiledDeployment> = new Set();
 
 /** A step a route declares around routing; each runs before anything is reserved. */
 type RouteStep = (ctx: RequestContext) => Promise<void>;
@@ -93,6 +107,9 @@ function stepsAfter(route: CompiledRoute, runtime: Runtime): RouteStep[] {
     steps.push(async (ctx) => {
       skillsServices(runtime.files); // a gateway without publication runs no execution (400)
       prepareSkillsExecution(ctx);
+      // Its container lives at the vendor that runs it (issue 29 item 8): no other source or model.
+      ctx.pinnedProvider = ctx.model!.provider.id;
+      ctx.routing!.plan = { chain: [ctx.routing!.plan.chain[0]!], contextFallbacks: [], contentFallbacks: [] };
     });
   }
   return steps;
@@ -105,10 +122,10 @@ export const routeStage: Stage = {
     if (route.manifest.handler !== 'proxy') return null;
     const before = stepsBefore(route, runtime);
     const after = stepsAfter(route, runtime);
-    if (before.length === 0 && after.length === 0) return routeRequest;
+    if (before.length === 0 && after.length === 0) return (ctx) => routeRequest(ctx, runtime);
     return async (ctx) => {
       for (const step of before) await step(ctx);
-      routeRequest(ctx);
+      routeRequest(ctx, runtime);
       for (const step of after) await step(ctx);
     };
   },

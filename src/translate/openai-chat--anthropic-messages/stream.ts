@@ -101,6 +101,11 @@ export class AnthropicToChatStream implements StreamTranslator {
     return this.delivered.join('');
   }
 
+  /** The answer finished (a stop reason) with its usage: only `message_stop` is missing (issue 29, S11). */
+  whole(): boolean {
+    return this.finished && this.usageSeen;
+  }
+
   /** Opens the answer once: the role chunk. Without `message_start`, the id is made up. */
   private start(frames: string[], id?: unknown): void {
     if (this.started) return;

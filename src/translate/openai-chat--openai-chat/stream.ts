@@ -141,6 +141,9 @@ export class ChatStream implements StreamTranslator {
 
   usage(): TokenUsage | null { return this.reported; }
 
+  /** The usage chunk comes last (the gateway always asks for it, spec 4.1 rule 1): with it, only `[DONE]` is missing. */
+  whole(): boolean { return this.reported !== null; }
+
   deliveredText(): string {
     this.extract();
     return this.delivered.join('');

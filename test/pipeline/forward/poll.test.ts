@@ -7,6 +7,7 @@ import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyPool } from '../../../src/upstream/key-pool.js';
 import type { CompiledPoll, CompiledProvider } from '../../../src/config/types.js';
 import { GatewayError } from '../../../src/errors.js';
 import { jobStart, pollJob } from '../../../src/pipeline/forward/poll.js';
@@ -24,7 +25,7 @@ let canaryHits = 0;
 
 function provider(): CompiledProvider {
   return {
-    id: 'vendor', baseUrl: base, apiKey: 'k', auth: { header: 'x-key', prefix: '' }, simulated: false, headers: {},
+    id: 'vendor', baseUrl: base, keys: new KeyPool(['k']), auth: { header: 'x-key', prefix: '' }, simulated: false, headers: {},
     timeouts: { connectMs: 1000, headersMs: 5000, idleMs: 5000 }, skills: null,
     operations: { start: { method: 'POST', path: '/jobs', format: 'x', request: 'json', answer: 'json', query: '', poll: null, binary: null, headers: {}, features: {} } },
   };
