@@ -3,7 +3,7 @@
  * tool call), usage, and the OpenAI JSON / stream-chunk shapes. No I/O; answers are memoised by body.
  */
 import { countChatPromptTokens, countTextTokens } from '../tokenize.js';
-import { bodyHash, isRecord, Memo, outputBudget, partsText, replyText, sampleObject, slices, splitWords, type Rec } from './text.js';
+import { answerKey, bodyHash, isRecord, Memo, outputBudget, partsText, sampleObject, sizedReply, slices, splitWords, type Rec } from './text.js';
 
 export { DEFAULT_MAX_TOKENS } from './text.js';
 
@@ -92,26 +92,29 @@ function pickTool(req: SimChatRequest): { name: string; parameters: unknown } | 
   return tools[0]!;
 }
 
-/** The reply text within `budget` tokens, quoting the last user message. */
-function chatReply(req: SimChatRequest, budget: number): { text: string; tokens: number; cut: boolean } {
+/** The reply text within `budget` tokens (or of exactly `words` words), quoting the last user message. */
+function chatReply(req: SimChatRequest, budget: number, words: number | undefined): { text: string; tokens: number; cut: boolean } {
   let user = '';
   for (let i = req.messages.length - 1; i >= 0; i--) {
     const m = req.messages[i] as Rec;
     if (m.role === 'user') { user = contentText(m.content); break; }
   }
-  return replyText(user, budget);
+  return sizedReply(user, budget, words);
 }
 
 /** Recent answers by raw body (benchmarks repeat bodies); `created` is refreshed on every call. */
 const memo = new Memo<SimResult<SimAnswer>>();
 
-/** Computes the deterministic answer to a validated request; `rawBody` seeds ids (and keys a small cache). */
-export function answerChat(req: SimChatRequest, rawBody: string): SimResult<SimAnswer> {
-  const result = memo.get(rawBody, () => computeAnswer(req, rawBody));
+/**
+ * Computes the deterministic answer to a validated request; `rawBody` seeds ids (and keys a small
+ * cache); `words` (fault answer_words) fixes the text's word count.
+ */
+export function answerChat(req: SimChatRequest, rawBody: string, words?: number): SimResult<SimAnswer> {
+  const result = memo.get(answerKey(rawBody, words), () => computeAnswer(req, rawBody, words));
   return result.ok ? { ok: true, value: { ...result.value, created: Math.floor(Date.now() / 1000) } } : result;
 }
 
-function computeAnswer(req: SimChatRequest, rawBody: string): SimResult<SimAnswer> {
+function computeAnswer(req: SimChatRequest, rawBody: string, words: number | undefined): SimResult<SimAnswer> {
   const hash = bodyHash(rawBody);
   const promptTokens = countChatPromptTokens(req.messages, req.tools ?? undefined);
   const first = req.messages[0] as Rec;
@@ -135,7 +138,7 @@ function computeAnswer(req: SimChatRequest, rawBody: string): SimResult<SimAnswe
     return { ok: true, value };
   }
   const budget = outputBudget(req.max_tokens ?? req.max_completion_tokens);
-  const { text, tokens, cut } = chatReply(req, budget);
+  const { text, tokens, cut } = chatReply(req, budget, words);
   const value: SimAnswer = { ...base, words: splitWords(text), content: text, toolCall: null, finishReason: cut ? 'length' : 'stop', usage: usage(tokens) };
   return { ok: true, value };
 }

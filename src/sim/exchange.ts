@@ -11,7 +11,14 @@ export interface StreamEnd {
   error: (sent: number) => string;
   /** Written after the last event of a complete stream, e.g. `data: [DONE]\n\n`; nothing when absent. */
   done?: string;
+  /** The last event is the stream's terminator (message_stop, response.completed): fault omit_done leaves it out. */
+  finalEvent?: boolean;
+  /** The broken event of fault malformed_after_chunks; without it that fault writes nothing. */
+  malformed?: string;
 }
+
+/** The broken chat chunk of fault malformed_after_chunks (not valid JSON). */
+export const MALFORMED_CHAT_EVENT = 'data: {"choices":[{"delta":{"content": oops\n\n';
 
 /** One request as a route sees it. */
 export interface Exchange {
@@ -23,14 +30,16 @@ export interface Exchange {
   /** The fault that applies to this request (empty when none). */
   readonly fault: SimFault;
   sendJson(status: number, body: unknown, headers?: http.OutgoingHttpHeaders): void;
-  /** Sends `events` as a 200 event stream, applying chunk_delay_ms, truncate_after_chunks and error_after_chunks. */
+  /** Sends `events` as a 200 event stream, applying the stream faults (see `writeEvents`). */
   stream(events: readonly string[], end: StreamEnd, headers?: http.OutgoingHttpHeaders): Promise<void>;
 }
 
 /** A wire-format endpoint of the simulator. */
 export interface SimRoute {
-  /** The error body (in the format's shape) and extra headers for a `fault.status`. */
-  faultResponse(status: number, raw: string): { body: unknown; headers: http.OutgoingHttpHeaders };
+  /** The error body (in the format's shape) and extra headers for a `fault.status` (and its `error_code`). */
+  faultResponse(status: number, raw: string, fault: SimFault): { body: unknown; headers: http.OutgoingHttpHeaders };
+  /** The route takes assistant prefills (messages format): fault reject_prefill matches its prefill requests. */
+  readonly prefill?: boolean;
   handle(x: Exchange): Promise<void>;
 }
 
@@ -48,7 +57,12 @@ export interface StreamSink {
 /** A named server-sent event: `event: <name>\ndata: <json>\n\n`. */
 export const namedEvent = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
-/** Writes a 200 event stream: `events` in order (one write each), then `end.done`, or the fault's cut or error event. */
+/**
+ * Writes a 200 event stream: `events` in order (one write each), then `end.done`, or the fault's cut or
+ * error event. Headers go out at once; first_event_delay_ms, chunk_delay_ms and stall_after_chunks /
+ * stall_ms sleep before events; malformed_after_chunks inserts `end.malformed`; omit_done leaves out the
+ * terminator of a complete stream; end_delay_ms holds the end of the body.
+ */
 export async function writeEvents(
   sink: StreamSink, events: readonly string[], end: StreamEnd, fault: SimFault, headers: http.OutgoingHttpHeaders = {},
 ): Promise<void> {
@@ -58,28 +72,36 @@ export async function writeEvents(
   const truncate = fault.truncate_after_chunks;
   const errorAfter = fault.error_after_chunks;
   const mode = truncate !== undefined && (errorAfter === undefined || truncate < errorAfter) ? 'truncate' : errorAfter !== undefined ? 'error' : 'done';
-  const limit = Math.min(events.length, mode === 'truncate' ? truncate! : mode === 'error' ? errorAfter! : events.length);
+  const omitDone = mode === 'done' && fault.omit_done === true;
+  const complete = omitDone && end.finalEvent ? events.length - 1 : events.length;
+  const limit = Math.min(complete, mode === 'truncate' ? truncate! : mode === 'error' ? errorAfter! : complete);
   let flushed: Promise<void> = Promise.resolve();
-  for (let i = 0; i < limit; i++) {
-    if (fault.chunk_delay_ms && i > 0) await sleep(fault.chunk_delay_ms);
+  if (fault.first_event_delay_ms) await sleep(fault.first_event_delay_ms);
+  for (let i = 0; i <= limit; i++) {
+    if (fault.chunk_delay_ms && i > 0 && i < limit) await sleep(fault.chunk_delay_ms);
+    if (fault.stall_ms !== undefined && i === fault.stall_after_chunks) await sleep(fault.stall_ms);
     if (isGone()) return;
-    // Each event is its own write (flushed as written); only a truncation waits for the last one.
-    let ok: boolean = true;
-    if (mode === 'truncate' && i === limit - 1) flushed = new Promise<void>((done) => { ok = res.write(events[i]!, () => done()); });
-    else ok = res.write(events[i]!);
+    let ok = true;
+    if (end.malformed !== undefined && i === fault.malformed_after_chunks) ok = res.write(end.malformed);
+    if (i < limit) {
+      // Each event is its own write (flushed as written); only a truncation waits for the last one.
+      if (mode === 'truncate' && i === limit - 1) flushed = new Promise<void>((done) => { ok = res.write(events[i]!, () => done()) && ok; });
+      else ok = res.write(events[i]!) && ok;
+    }
     if (!ok) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
   }
   if (isGone()) return;
+  const done = omitDone ? '' : end.done ?? '';
   if (mode === 'truncate') {
     await Promise.race([flushed, closed]);
     res.destroy();
   } else if (mode === 'error') {
     res.end(end.error(limit));
   } else if (fault.end_delay_ms) {
-    res.write(end.done ?? '');
+    res.write(done);
     await sleep(fault.end_delay_ms);
     if (!isGone()) res.end();
   } else {
-    res.end(end.done ?? '');
+    res.end(done);
   }
 }

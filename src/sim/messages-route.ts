@@ -5,8 +5,9 @@
  */
 import type http from 'node:http';
 import type { Exchange, SimRoute } from './exchange.js';
+import type { SimErrorCode, SimFault } from './faults.js';
 import { answerMessages, countMessagesInputTokens, validateMessagesRequest, type MessagesAnswer, type SimMessagesRequest } from './messages.js';
-import { MESSAGES_ERROR_EVENT, messageBody, messagesStreamEvents, messagesUsage, type CacheSplit } from './messages-stream.js';
+import { MESSAGES_ERROR_EVENT, MESSAGES_MALFORMED_EVENT, messageBody, messagesStreamEvents, messagesUsage, type CacheSplit } from './messages-stream.js';
 import { bodyHash } from './text.js';
 
 /** Error types by status, as the Anthropic API reports them. */
@@ -25,11 +26,24 @@ export function anthropicError(type: string, message: string, raw: string): Reco
   return { type: 'error', error: { type, message }, request_id: requestId(raw) };
 }
 
-/** The Anthropic-shaped error body and headers for a fault status (429 carries retry-after: 7). */
-export function anthropicFaultResponse(status: number, raw: string): { body: unknown; headers: http.OutgoingHttpHeaders } {
+/** The vendor's own messages of fault `error_code` (an invalid_request_error). */
+const CODE_MESSAGES: Record<SimErrorCode, string> = {
+  context_length_exceeded: 'prompt is too long: 250000 tokens > 200000 maximum',
+  content_policy_violation: 'Output blocked by content filtering policy',
+};
+
+/** The 400 message of fault reject_prefill. */
+const PREFILL_REFUSED = 'This model does not support assistant message prefill. The conversation must end with a user message.';
+
+/**
+ * The Anthropic-shaped error body and headers for a fault status (429 carries retry-after: 7); with
+ * `fault.error_code` the vendor's own invalid_request_error for it.
+ */
+export function anthropicFaultResponse(status: number, raw: string, fault: SimFault = {}): { body: unknown; headers: http.OutgoingHttpHeaders } {
+  const headers: http.OutgoingHttpHeaders = { 'request-id': requestId(raw), ...(status === 429 ? { 'retry-after': '7' } : {}) };
+  if (fault.error_code) return { body: anthropicError('invalid_request_error', CODE_MESSAGES[fault.error_code], raw), headers };
   const type = ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
   const message = ERROR_MESSAGES[type] ?? `Simulated error (status ${status}).`;
-  const headers: http.OutgoingHttpHeaders = { 'request-id': requestId(raw), ...(status === 429 ? { 'retry-after': '7' } : {}) };
   return { body: anthropicError(type, message, raw), headers };
 }
 
@@ -73,18 +87,20 @@ export function createMessagesRoutes(opts: { container?: ContainerAnswer } = {})
 
   const messages: SimRoute = {
     faultResponse: anthropicFaultResponse,
+    prefill: true,
     async handle(x) {
       const accepted = accept(x, false);
       if (!accepted) return;
+      if (x.fault.reject_prefill && accepted.req.messages[accepted.req.messages.length - 1]!.role === 'assistant') return accepted.fail(PREFILL_REFUSED);
       const container: unknown = (accepted.req as SimMessagesRequest & { container?: unknown }).container;
       if (opts.container && typeof container === 'object' && container !== null) return opts.container(x, accepted.req, accepted.fail);
-      const answer = answerMessages(accepted.req, x.raw);
+      const answer = answerMessages(accepted.req, x.raw, x.fault.answer_words);
       if (!answer.ok) return accepted.fail(answer.message);
       const split = cache.split(answer.value); // an omit_usage request still writes or reads the cache
       const usage = x.fault.omit_usage === true ? null : messagesUsage(answer.value, split);
       const headers = { 'request-id': requestId(x.raw) };
       if (accepted.req.stream !== true) return x.sendJson(200, messageBody(answer.value, usage), headers);
-      await x.stream(messagesStreamEvents(answer.value, usage), { error: () => MESSAGES_ERROR_EVENT }, headers);
+      await x.stream(messagesStreamEvents(answer.value, usage), { error: () => MESSAGES_ERROR_EVENT, finalEvent: true, malformed: MESSAGES_MALFORMED_EVENT }, headers);
     },
   };
 

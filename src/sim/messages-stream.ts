@@ -51,6 +51,9 @@ export function messageBody(a: MessagesAnswer, usage: MessagesUsage | null): Rec
 /** The `error` event of fault error_after_chunks. */
 export const MESSAGES_ERROR_EVENT = namedEvent('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
 
+/** The broken text delta of fault malformed_after_chunks (not valid JSON). */
+export const MESSAGES_MALFORMED_EVENT = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text": oops\n\n';
+
 /** Partial-JSON pieces of a tool input: an empty first piece, then the JSON in two halves. */
 const jsonPieces = (input: unknown): string[] => ['', ...slices(JSON.stringify(input ?? {}), 2)];
 

@@ -5,7 +5,7 @@
  */
 import { countTextTokens } from '../tokenize.js';
 import {
-  bodyHash, isRecord, Memo, outputBudget, partsText, quote, replyText, sampleObject, splitWords, webSearchCount, type Rec,
+  answerKey, bodyHash, isRecord, Memo, outputBudget, partsText, quote, sampleObject, sizedReply, splitWords, webSearchCount, type Rec,
 } from './text.js';
 
 /** The request fields the simulator looks at. */
@@ -150,12 +150,46 @@ const webSearchTool = (req: SimMessagesRequest): string | undefined => {
 
 const memo = new Memo<MessagesResult<MessagesAnswer>>();
 
-/** Computes the deterministic answer to a validated request; `rawBody` seeds ids (and keys a small cache). */
-export function answerMessages(req: SimMessagesRequest, rawBody: string): MessagesResult<MessagesAnswer> {
-  return memo.get(rawBody, () => computeAnswer(req, rawBody));
+/**
+ * Computes the deterministic answer to a validated request; `rawBody` seeds ids (and keys a small
+ * cache); `words` (fault answer_words) fixes the text's word count. A request ending with an assistant
+ * message (a prefill) is continued: see `continuePrefill`.
+ */
+export function answerMessages(req: SimMessagesRequest, rawBody: string, words?: number): MessagesResult<MessagesAnswer> {
+  return memo.get(answerKey(rawBody, words), () => {
+    const last = req.messages[req.messages.length - 1]!;
+    if (last.role !== 'assistant' || req.messages.length < 2) return computeAnswer(req, rawBody, words);
+    const whole = computeAnswer({ ...req, messages: req.messages.slice(0, -1) }, rawBody, words);
+    return whole.ok ? { ok: true, value: continuePrefill(whole.value, req, partsText(last.content, ['text'])) } : whole;
+  });
 }
 
-function computeAnswer(req: SimMessagesRequest, rawBody: string): MessagesResult<MessagesAnswer> {
+/**
+ * The continuation of an assistant prefill: `whole` is the answer to the request without its last
+ * (assistant) message; its text loses the prefix `prefill` (trailing whitespace trimmed, as the API
+ * does) when it starts with it, else stays whole. Output tokens count the new text; input tokens the
+ * whole request, prefill included.
+ */
+function continuePrefill(whole: MessagesAnswer, req: SimMessagesRequest, prefill: string): MessagesAnswer {
+  const prefix = prefill.trimEnd();
+  const at = whole.content.findIndex((b) => b.type === 'text');
+  const base = { ...whole, total_input_tokens: countMessagesInputTokens(req), cache: cacheMarker(req) };
+  if (at < 0) return base;
+  const text = whole.content[at]!.text as string;
+  const rest = text.startsWith(prefix) ? text.slice(prefix.length) : text;
+  const content = whole.content.map((b, i) => (i === at ? { ...b, text: rest } : b));
+  return { ...base, content, words: textPieces(rest), output_tokens: countTextTokens(rest) };
+}
+
+/** Stream pieces of a text: each word with its leading whitespace, plus any trailing whitespace. */
+function textPieces(text: string): string[] {
+  const words = splitWords(text);
+  const rest = text.slice(words.join('').length);
+  if (rest !== '') words.push(rest);
+  return words;
+}
+
+function computeAnswer(req: SimMessagesRequest, rawBody: string, words: number | undefined): MessagesResult<MessagesAnswer> {
   const hash = bodyHash(rawBody);
   const picked = pickTool(req);
   if (picked !== null && 'message' in picked) return fail(picked.message);
@@ -182,7 +216,7 @@ function computeAnswer(req: SimMessagesRequest, rawBody: string): MessagesResult
     const result = { type: 'web_search_result', url: `https://example.com/sim/${i + 1}`, title: `Simulated result ${i + 1}`, encrypted_content: 'c2lt', page_age: null };
     content.push({ type: 'web_search_tool_result', tool_use_id: id, content: [result], caller: DIRECT });
   }
-  let { text, tokens, cut } = replyText(user, outputBudget(req.max_tokens));
+  let { text, tokens, cut } = sizedReply(user, outputBudget(req.max_tokens), words);
   let stop: string | null = null;
   for (const seq of req.stop_sequences ?? []) {
     const at = seq === '' ? -1 : text.indexOf(seq);
@@ -192,10 +226,7 @@ function computeAnswer(req: SimMessagesRequest, rawBody: string): MessagesResult
     text = text.slice(0, text.indexOf(stop));
     tokens = countTextTokens(text);
   }
-  const words = splitWords(text);
-  const rest = text.slice(words.join('').length); // trailing whitespace left by a stop sequence
-  if (rest !== '') words.push(rest);
   content.push({ type: 'text', text, citations: null });
   const stopReason = stop !== null ? 'stop_sequence' : cut ? 'max_tokens' : 'end_turn';
-  return { ok: true, value: { ...base, content, words, stop_reason: stopReason, stop_sequence: stop, output_tokens: tokens, web_search_requests: searches } };
+  return { ok: true, value: { ...base, content, words: textPieces(text), stop_reason: stopReason, stop_sequence: stop, output_tokens: tokens, web_search_requests: searches } };
 }

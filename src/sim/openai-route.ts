@@ -4,7 +4,8 @@
  */
 import type http from 'node:http';
 import { answerChat, completionBody, streamEvents, validateChatRequest } from './chat.js';
-import type { SimRoute } from './exchange.js';
+import { MALFORMED_CHAT_EVENT, type SimRoute } from './exchange.js';
+import type { SimErrorCode, SimFault } from './faults.js';
 
 type Json = Record<string, unknown>;
 
@@ -13,8 +14,17 @@ export function openaiError(message: string, type: string, param: string | null 
   return { error: { message, type, param, code } };
 }
 
-/** The OpenAI-shaped error body and extra headers for a fault status. */
-export function openaiFaultResponse(status: number): { body: Json; headers: http.OutgoingHttpHeaders } {
+/** The vendor's own bodies of fault `error_code`. */
+const CODE_ERRORS: Record<SimErrorCode, Json> = {
+  context_length_exceeded: openaiError(
+    "This model's maximum context length is 128000 tokens. However, your messages resulted in 250000 tokens. Please reduce the length of the messages.",
+    'invalid_request_error', 'messages', 'context_length_exceeded'),
+  content_policy_violation: openaiError('Your request was rejected as a result of our safety system.', 'invalid_request_error', null, 'content_policy_violation'),
+};
+
+/** The OpenAI-shaped error body and extra headers for a fault status (the vendor's own body for `fault.error_code`). */
+export function openaiFaultResponse(status: number, _raw = '', fault: SimFault = {}): { body: Json; headers: http.OutgoingHttpHeaders } {
+  if (fault.error_code) return { body: CODE_ERRORS[fault.error_code], headers: {} };
   if (status === 429) {
     return { body: openaiError('Rate limit reached (simulated).', 'rate_limit_exceeded', null, 'rate_limit_exceeded'), headers: { 'retry-after': '7' } };
   }
@@ -38,12 +48,12 @@ export const chatRoute: SimRoute = {
     if (!x.parsed) return x.sendJson(400, unparsableJson());
     const valid = validateChatRequest(x.body);
     if (!valid.ok) return x.sendJson(400, openaiError(valid.error.message, 'invalid_request_error', valid.error.param, valid.error.code));
-    const answer = answerChat(valid.value, x.raw);
+    const answer = answerChat(valid.value, x.raw, x.fault.answer_words);
     if (!answer.ok) return x.sendJson(400, openaiError(answer.error.message, 'invalid_request_error', answer.error.param, answer.error.code));
     const headers = { 'x-request-id': `req_sim_${answer.value.id.slice('chatcmpl-sim'.length)}` };
     if (valid.value.stream !== true) return x.sendJson(200, completionBody(answer.value, x.fault.omit_usage === true), headers);
     const includeUsage = valid.value.stream_options?.include_usage === true && x.fault.omit_usage !== true;
     const obfuscate = valid.value.stream_options?.include_obfuscation !== false;
-    await x.stream(streamEvents(answer.value, includeUsage, obfuscate), { error: () => CHAT_ERROR_EVENT, done: 'data: [DONE]\n\n' }, headers);
+    await x.stream(streamEvents(answer.value, includeUsage, obfuscate), { error: () => CHAT_ERROR_EVENT, done: 'data: [DONE]\n\n', malformed: MALFORMED_CHAT_EVENT }, headers);
   },
 };

@@ -10,6 +10,9 @@ import { slices, type Rec } from './text.js';
 export const responsesErrorEvent = (sequence: number): string =>
   namedEvent('error', { type: 'error', code: 'server_error', message: 'simulated upstream error', param: null, sequence_number: sequence });
 
+/** The broken text delta of fault malformed_after_chunks (not valid JSON). */
+export const RESPONSES_MALFORMED_EVENT = 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta": oops\n\n';
+
 /**
  * Every event of the stream in order: response.created, response.in_progress; per web search
  * output_item.added, web_search_call.in_progress / .searching / .completed, output_item.done; for the

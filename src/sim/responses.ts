@@ -6,7 +6,7 @@
 import { countTextTokens } from '../tokenize.js';
 import type { SimRequestError, SimResult } from './chat.js';
 import {
-  bodyHash, isRecord, Memo, outputBudget, partsText, quote, replyText, sampleObject, splitWords, webSearchCount, type Rec,
+  answerKey, bodyHash, isRecord, Memo, outputBudget, partsText, quote, sampleObject, sizedReply, splitWords, webSearchCount, type Rec,
 } from './text.js';
 
 /** The request fields the simulator looks at (every other field of the body is echoed when known). */
@@ -154,13 +154,16 @@ function echoFields(req: SimResponsesRequest): Rec {
 
 const memo = new Memo<SimResult<ResponsesAnswer>>();
 
-/** Computes the deterministic answer to a validated request; `rawBody` seeds ids. `created_at` is now. */
-export function answerResponses(req: SimResponsesRequest, rawBody: string): SimResult<ResponsesAnswer> {
-  const result = memo.get(rawBody, () => computeAnswer(req, rawBody));
+/**
+ * Computes the deterministic answer to a validated request; `rawBody` seeds ids. `created_at` is now;
+ * `words` (fault answer_words) fixes the text's word count.
+ */
+export function answerResponses(req: SimResponsesRequest, rawBody: string, words?: number): SimResult<ResponsesAnswer> {
+  const result = memo.get(answerKey(rawBody, words), () => computeAnswer(req, rawBody, words));
   return result.ok ? { ok: true, value: { ...result.value, created_at: Math.floor(Date.now() / 1000) } } : result;
 }
 
-function computeAnswer(req: SimResponsesRequest, rawBody: string): SimResult<ResponsesAnswer> {
+function computeAnswer(req: SimResponsesRequest, rawBody: string, words: number | undefined): SimResult<ResponsesAnswer> {
   const hash = bodyHash(rawBody);
   const inputTokens = countResponsesInputTokens(req);
   const cached = typeof req.prompt_cache_key === 'string' && req.prompt_cache_key !== '' ? Math.floor(inputTokens / 2) : 0;
@@ -179,7 +182,7 @@ function computeAnswer(req: SimResponsesRequest, rawBody: string): SimResult<Res
   const user = lastUserText(req.input);
   const count = hasWebSearch(req.tools) && req.tool_choice !== 'none' ? webSearchCount(user) : 0;
   const searches = Array.from({ length: count }, (_, i) => ({ id: `ws_sim${hash.slice(48, 64)}_${i}`, query: quote(user.trim()) }));
-  const { text, tokens, cut } = replyText(user, outputBudget(req.max_output_tokens));
+  const { text, tokens, cut } = sizedReply(user, outputBudget(req.max_output_tokens), words);
   const message = { id: `msg_sim${hash.slice(24, 48)}`, text, words: splitWords(text) };
   return { ok: true, value: { ...base, searches, message, call: null, incomplete: cut, usage: usage(tokens) } };
 }

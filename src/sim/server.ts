@@ -2,8 +2,8 @@
  * A deterministic upstream on plain node:http speaking three wire formats: OpenAI chat completions
  * (POST /v1/chat/completions, chat.ts), OpenAI responses (POST /v1/responses, responses.ts) and
  * Anthropic messages (POST /v1/messages and /v1/messages/count_tokens, messages.ts); plus
- * GET /v1/models and the control API under /__sim/ (faults, last request, stats, reset). Every
- * format takes the same faults (faults.ts); exchange.ts applies the stream-level ones.
+ * GET /v1/models and the control API under /__sim/ (faults, last request, request log, stats, reset).
+ * Every format takes the same faults (faults.ts); exchange.ts applies the stream-level ones.
  *
  * And the native vendor operations (docs/vendors/native-ops.md): Cohere POST /v2/embed and /v2/rerank
  * (cohere.ts), found by path like the above; Azure Content Safety POST /contentsafety/text:analyze
@@ -58,7 +58,7 @@ import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
 import { createBflRoutes } from './bfl.js';
 import { matchElevenLabs } from './elevenlabs.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
-import { FaultStore, parseFaultBody, type SimFault } from './faults.js';
+import { FaultStore, parseFaultBody, retryHeaders, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
 import { embeddingsRoute } from './openai-embeddings.js';
 import { imagesRoute, matchSimImages } from './openai-images.js';
@@ -67,8 +67,10 @@ import { matchOpenaiAudio } from './openai-audio.js';
 import { matchOpenaiImageEdits } from './openai-image-edits.js';
 import { chatRoute, openaiError as errorBody } from './openai-route.js';
 import { responsesRoute } from './responses-route.js';
+import { lastMessageRole, RequestLog, requestCredential } from './request-log.js';
 
 export type { SimFault } from './faults.js';
+export type { SimRequestRecord } from './request-log.js';
 
 /** A running simulator. */
 export interface Simulator {
@@ -103,6 +105,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let requests = 0;
   let connections = 0;
   let last: { path: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
+  const log = new RequestLog();
   const fileStore = new SimFileStore();
   const skills = createSkillsRoutes(fileStore);
   const messages = createMessagesRoutes({ container: skills.container });
@@ -132,9 +135,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     return count;
   };
 
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const entry = { timer: setTimeout(() => { sleeping.delete(entry); resolve(); }, ms), resolve };
+  /** Sleeps `ms`; cut short when `res` closes (the client went) or the simulator closes. */
+  const sleepFor = (res: http.ServerResponse, ms: number) => new Promise<void>((resolve) => {
+    const finish = () => {
+      clearTimeout(entry.timer);
+      res.off('close', finish);
+      if (sleeping.delete(entry)) resolve();
+    };
+    const entry = { timer: setTimeout(finish, ms), resolve: finish };
     sleeping.add(entry);
+    res.once('close', finish);
   });
 
   const server = http.createServer((req, res) => {
@@ -142,6 +152,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const closed = new Promise<void>((resolve) => res.once('close', () => { gone = true; resolve(); }));
     res.on('error', () => { gone = true; });
     const isGone = () => gone || closing || res.destroyed || res.writableEnded;
+    const sleep = (ms: number) => sleepFor(res, ms);
 
     /** A JSON answer; `body` undefined sends an empty body (an Azure 202). */
     const sendJson = (status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}) => {
@@ -158,14 +169,22 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       let parsed = true;
       try { body = JSON.parse(raw); } catch { parsed = false; }
       last = { path, headers: req.headers, body: parsed ? body : raw };
-      const record = typeof body === 'object' && body !== null ? (body as Json) : {};
-      const fault: SimFault = faults.take(typeof record.model === 'string' ? record.model : faultKey) ?? {};
+      const record = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Json) : {};
+      const model = typeof record.model === 'string' ? record.model : faultKey;
+      const key = requestCredential(req.headers);
+      const lastRole = lastMessageRole(record);
+      log.add({ at_ms: Date.now(), path, model: model ?? null, key, stream: record.stream === true, last_role: lastRole }, res);
+      const fault: SimFault = faults.take({ model, key, prefill: route.prefill === true && lastRole === 'assistant' }) ?? {};
       const wait = (opts.latencyMs ?? 0) + (fault.latency_ms ?? 0);
       if (wait > 0) await sleep(wait);
       if (isGone()) return;
+      if (fault.reset_before_headers) {
+        req.socket.resetAndDestroy();
+        return;
+      }
       if (fault.status !== undefined) {
-        const { body: errBody, headers } = route.faultResponse(fault.status, raw);
-        return sendJson(fault.status, errBody, headers);
+        const { body: errBody, headers } = route.faultResponse(fault.status, raw, fault);
+        return sendJson(fault.status, errBody, retryHeaders(fault, headers));
       }
       const exchange: Exchange = {
         headers: req.headers, raw, body, parsed, fault, sendJson,
@@ -174,7 +193,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       await route.handle(exchange);
     };
 
-    const control = (method: string, path: string, raw: string) => {
+    const control = (method: string, path: string, query: URLSearchParams, raw: string) => {
       let body: unknown;
       try { body = raw === '' ? undefined : JSON.parse(raw); } catch { return sendJson(400, errorBody('invalid JSON body', 'invalid_request_error')); }
       if (path === '/__sim/faults' && method === 'GET') return sendJson(200, { object: 'list', data: faults.list() });
@@ -182,8 +201,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (path === '/__sim/faults' && method === 'POST') {
         const parsedFault = parseFaultBody(body);
         if (typeof parsedFault === 'string') return sendJson(400, errorBody(parsedFault, 'invalid_request_error', 'fault'));
-        return sendJson(200, faults.add(parsedFault.model, parsedFault.fault));
+        return sendJson(200, faults.add(parsedFault.model, parsedFault.key, parsedFault.fault));
       }
+      if (path === '/__sim/requests' && method === 'GET') return sendJson(200, { object: 'list', data: log.list(query.get('model')) });
       // Lets every answer held by fault hold_last_chunk go on; says how many were waiting.
       if (path === '/__sim/release' && method === 'POST') return sendJson(200, { released: releaseAll() });
       if (path === '/__sim/reset' && method === 'POST') {
@@ -197,12 +217,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         requests = 0;
         connections = 0;
         last = null;
+        log.clear();
         return sendJson(200, { ok: true });
       }
       if (path === '/__sim/last' && method === 'GET') {
         return last ? sendJson(200, last) : sendJson(404, errorBody('no request received yet', 'invalid_request_error'));
       }
-      if (path === '/__sim/stats' && method === 'GET') return sendJson(200, { requests, connections, faults: faults.list().length });
+      if (path === '/__sim/stats' && method === 'GET') return sendJson(200, { requests, connections, faults: faults.list().length, sleeping: sleeping.size });
       return notFound(method, path);
     };
 
@@ -234,7 +255,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
           if (native) return answer(native.route, path, raw, native.faultKey);
         }
         if (path === '/v1/models' && method === 'GET') return sendJson(200, { object: 'list', data: [] });
-        if (path.startsWith('/__sim/')) return control(method, path, raw);
+        if (path.startsWith('/__sim/')) return control(method, path, url.searchParams, raw);
         return notFound(method, path);
       };
       route().catch((err: unknown) => {

@@ -77,6 +77,23 @@ export function replyText(userText: string, budget: number): { text: string; tok
   return { text, tokens: countTextTokens(text), cut: true };
 }
 
+/**
+ * The reply of fault `answer_words`: exactly `count` words, the first words of `This is a simulated
+ * reply to: <user text>` padded with " lorem"; `cut` is false (a normal stop whatever the budget).
+ */
+export function wordsReply(userText: string, count: number): { text: string; tokens: number; cut: boolean } {
+  const sentence = splitWords(`This is a simulated reply to: ${quote(userText.trim())}`);
+  const text = sentence.slice(0, count).join('') + FILLER.repeat(Math.max(0, count - sentence.length));
+  return { text, tokens: countTextTokens(text), cut: false };
+}
+
+/** `wordsReply` when `words` is set, else `replyText` within `budget`. */
+export const sizedReply = (userText: string, budget: number, words: number | undefined) =>
+  (words === undefined ? replyText(userText, budget) : wordsReply(userText, words));
+
+/** The memo key of an answer: the raw body, prefixed by the `answer_words` fault when set. */
+export const answerKey = (rawBody: string, words: number | undefined): string => (words === undefined ? rawBody : `${words}\u0000${rawBody}`);
+
 /** Built-in web searches a prompt triggers: 0 without the word "search", else 2 with the word "twice", else 1. */
 export function webSearchCount(userText: string): number {
   if (!/\bsearch\b/i.test(userText)) return 0;
