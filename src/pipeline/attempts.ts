@@ -115,7 +115,7 @@ function startAttempt(ctx: RequestContext, policy: RoutingPolicy, key: PoolKey |
   const forward = (): void => signal.abort(ctx.clientGone.reason);
   ctx.clientGone.addEventListener('abort', forward);
   const options: AttemptOptions = {
-    key, signal, headersTimeoutMs: shareDeadline ? Math.ceil(left / 2) : left, firstTokenTimeoutMs: policy.firstTokenTimeoutMs,
+    key, signal, headersTimeoutMs: shareDeadline ? Math.ceil(left / 2) : left,
     idleTimeoutMs: policy.streamIdleTimeoutMs, startedAt: now, answeredAt: null, timedOut: null, contentStarted: false,
   };
   // A stream's first content must come within first_token_timeout_ms of the attempt's start (headers included).
@@ -179,7 +179,8 @@ function decide(ctx: RequestContext, runtime: Runtime, state: LoopState, d: Comp
 /** Forwards the request, attempt after attempt, under the requested offering's routing policy. */
 export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime, forward: Forward): Promise<void> {
   const routing = ctx.routing!;
-  const policy = routing.plan.chain[0]!.routing;
+  const offeringPolicy = routing.plan.chain[0]!.routing;
+  const policy = routing.once ? { ...offeringPolicy, maxAttempts: 1 } : offeringPolicy;
   // The route stage prepared a deployment: the first attempt goes there unless its circuit opened since.
   const prepared = runtime.deployments.available(routing.deployment, policy) ? routing.deployment : null;
   const state: LoopState = {
@@ -191,6 +192,8 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
     const d = nextDeployment(ctx, runtime, state);
     if (!d) break;
     const key = await keyFor(ctx, d, state);
+    // A continuation goes to the target it was prepared for, or not at all.
+    if (key === undefined && routing.rescue) break;
     if (key === undefined) { state.excluded.add(d); state.sticky = null; attempt -= 1; continue; }
     await pause(state.notBefore - performance.now(), ctx.clientGone);
     if (ctx.clientGone.aborted) return;
@@ -241,5 +244,7 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
       routing.current = null;
     }
   }
+  // Out of time before a continuation could start: the client's stream ends with the cut's error, what it got billed.
+  if (routing.rescue && ctx.started) { endRescue(ctx); return; }
   throw last;
 }

@@ -61,14 +61,12 @@ export interface AttemptOptions {
   signal: Cancellation;
   /** At most this long for the answer's headers (the request's deadline). */
   headersTimeoutMs: number;
-  /** A stream's first content must arrive within this long of the attempt's start; null: no limit. */
-  firstTokenTimeoutMs: number | null;
   /** The longest silence between a stream's pieces. */
   idleTimeoutMs: number;
   /** performance.now() at the attempt's start, and at its answer's headers. */
   startedAt: number;
   answeredAt: number | null;
-  /** Set when the attempt's own timer (first token, stream idle) ended it. */
+  /** Set when the attempt's own timer (first content, stream idle) ended it. */
   timedOut: FailureKind | null;
   /** True once a stream's first content event arrived (its frames then flow to the client). */
   contentStarted: boolean;
@@ -102,6 +100,11 @@ export interface RoutingState {
   startedAt: number;
   /** The attempt in progress. */
   current: AttemptOptions | null;
+  /**
+   * Sent once: a request whose effects at the vendor are not idempotent and whose failed outcome may
+   * be uncertain (a skills execution, spec 4.6) is never retried, it is recovered as the spec says.
+   */
+  once: boolean;
   /** Set when a stream was cut after content (item 6): its error, the text delivered, and the frame that ends the client's stream. */
   cut: { error: GatewayError; delivered: string; tail: string } | null;
   /** A continuation in progress: the bill of what came before, the first cut's closing frame, and the text the client has. */

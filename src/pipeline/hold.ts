@@ -44,26 +44,47 @@ function dearestQuote(ctx: RequestContext, meter: Meter, demand: Demand): Quote 
   return quote;
 }
 
-/** Reserves the meter's quote for the request, or throws the 402; no upstream call without a hold. */
+/**
+ * What a stream that may be rescued (issue 29 item 6) holds on top of its quote: a second answer's
+ * worth, so that the part delivered before a cut and the continuation can both be billed within the
+ * hold; nothing when no offering the request may reach continues a cut stream.
+ */
+function rescueReserve(ctx: RequestContext, quote: Quote): bigint {
+  if (!ctx.stream || !ctx.routing) return 0n;
+  return reachable(ctx.routing.plan).some((o) => o.continuation === 'prefill') ? quote.amountNano : 0n;
+}
+
+/**
+ * Reserves the meter's quote for the request, or throws the 402; no upstream call without a hold. A
+ * stream that may be rescued first asks for its rescue reserve too; an account that cannot hold both
+ * is held for the quote alone (its stream then ends with an error if cut, never a spurious 402).
+ */
 export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: Meter, demand: Demand): Promise<void> {
   const settings = ctx.gateway.settings;
   const quote = dearestQuote(ctx, meter, demand);
-  const { amountNano, inputEstimate } = quote;
-  let reserved: boolean;
-  try {
-    // A job's hold lives as long as the job may run (spec 4.16): the poller extends it, and a crash
-    // longer than the usual margin must not let the sweeper give back what a finishing job will bill.
-    const job = jobKindOf(ctx.route);
-    const ttlMs = job ? job.deadlineMs(settings) + settings.holdTtlMs : settings.holdTtlMs;
-    reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs });
-  } catch (error) {
-    // The store went away: the reserve may have committed before its answer was lost, so the hold
-    // is given back like any failed request's (a release of a hold that does not exist is a no-op).
-    if (error instanceof DependencyUnavailableError) ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
-    throw error;
+  const { inputEstimate } = quote;
+  const extra = rescueReserve(ctx, quote);
+  const amounts = extra > 0n ? [quote.amountNano + extra, quote.amountNano] : [quote.amountNano];
+  // A job's hold lives as long as the job may run (spec 4.16): the poller extends it, and a crash
+  // longer than the usual margin must not let the sweeper give back what a finishing job will bill.
+  const job = jobKindOf(ctx.route);
+  const ttlMs = job ? job.deadlineMs(settings) + settings.holdTtlMs : settings.holdTtlMs;
+  for (const amountNano of amounts) {
+    let reserved: boolean;
+    try {
+      reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs });
+    } catch (error) {
+      // The store went away: the reserve may have committed before its answer was lost, so the hold
+      // is given back like any failed request's (a release of a hold that does not exist is a no-op).
+      if (error instanceof DependencyUnavailableError) ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+      throw error;
+    }
+    if (reserved) {
+      ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+      return;
+    }
   }
-  if (!reserved) throw await insufficientBalance(ctx, runtime, quote);
-  ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+  throw await insufficientBalance(ctx, runtime, quote);
 }
 
 /** Gives the hold back, if still open: nothing charged. During a store outage it waits in the ledger's backlog. */

@@ -52,7 +52,7 @@ export function prepareRescue(ctx: RequestContext, failed: CompiledDeployment, t
   const delivered = meter.bill(ctx, ctx.outcome!, hold.inputEstimate);
   if (!delivered) return false;
   const prefix = (routing.rescue?.prefix ?? '') + cut.delivered;
-  // Anthropic refuses a prefill that ends with whitespace; the continuation then starts with it.
+  // The messages format refuses a prefill that ends with whitespace; the continuation then starts with it.
   const prefill = prefix.replace(/\s+$/, '');
   if (prefill === '') return false;
   const restore = snapshot(ctx);
@@ -65,6 +65,8 @@ export function prepareRescue(ctx: RequestContext, failed: CompiledDeployment, t
     if (owed + quote.amountNano > hold.amountNano) { restore(); return false; }
     routing.rescue = { carried, tail: routing.rescue?.tail ?? cut.tail, prefix };
     routing.cut = null;
+    // What was delivered is carried now: the meter must not bill it again from the outcome.
+    ctx.outcome = { delivery: 'none', reported: null, deliveredText: '' };
     return true;
   } catch {
     // The target cannot take the continued request (a parameter its format refuses): no rescue.

@@ -29,7 +29,7 @@ export class AttemptError extends GatewayError {
 }
 
 /**
- * The wait an upstream asked for, in ms: `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or
+ * The wait an upstream asked for, in ms: `retry-after-ms` (a vendor's own header, in ms), else `Retry-After` in seconds or
  * as an HTTP date; null when absent or unreadable. `now` is injected by tests.
  */
 export function retryAfterMs(headers: Readonly<Record<string, string>>, now: number = Date.now()): number | null {

@@ -21,21 +21,25 @@ function flatHeaders(raw: Record<string, string | string[] | undefined>): Record
   return out;
 }
 
-/**
- * Maps a transport error from undici to the gateway's error table, as an AttemptError saying how the
- * attempt failed (issue 29 item 3): a connect timeout is a connect failure (nothing was sent), a
- * headers timeout a silent upstream.
- */
+/** Maps a transport error from undici to the gateway's error table. */
 export function transportError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
-  if (error instanceof undiciErrors.HeadersTimeoutError) {
-    return new AttemptError('headers_timeout', new GatewayError('upstream_timeout', 'The upstream provider did not answer in time.'));
-  }
-  if (error instanceof undiciErrors.ConnectTimeoutError) {
-    return new AttemptError('connect', new GatewayError('upstream_timeout', 'The upstream provider did not answer in time.'));
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
+    return new GatewayError('upstream_timeout', 'The upstream provider did not answer in time.');
   }
   if (error instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', 'The upstream provider stopped sending.');
-  return new AttemptError('connect', new GatewayError('upstream_unavailable', 'The upstream provider could not be reached.'));
+  return new GatewayError('upstream_unavailable', 'The upstream provider could not be reached.');
+}
+
+/**
+ * A request's send that failed before any answer, as an AttemptError saying how (issue 29 item 3): a
+ * headers timeout is a silent upstream, anything else a connect failure (refused, reset, unreachable).
+ * Only the operation's own send is an attempt: a poll or a download inside it is not retried whole.
+ */
+function sendFailure(error: unknown): GatewayError {
+  // The attempt's own signal may carry its reason (a timer of the attempt loop): that is the loop's to classify.
+  if (error instanceof GatewayError) return error;
+  return new AttemptError(error instanceof undiciErrors.HeadersTimeoutError ? 'headers_timeout' : 'connect', transportError(error));
 }
 
 /** What a request adds to its operation's URL: path parameters and query parameters. */
@@ -135,7 +139,7 @@ export class UpstreamClient {
     const payload = op.method !== 'POST' ? null : payloadOf(operation, op, body);
     // A binary answer (a file download) accepts any type: a vendor that declares only application/octet-stream refuses JSON-only Accept (406).
     const headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
-    return this.request(provider, op.method, url.origin, path, payload, signal, headers, target);
+    return this.request(provider, op.method, url.origin, path, payload, signal, headers, target, sendFailure);
   }
 
   /**
@@ -150,7 +154,7 @@ export class UpstreamClient {
 
   private async request(
     provider: CompiledProvider, method: 'GET' | 'POST' | 'DELETE', origin: string, path: string, payload: string | FormData | RawBody | null, signal: CancelSignal,
-    requestHeaders: Readonly<Record<string, string>> = {}, target: UpstreamTarget = {},
+    requestHeaders: Readonly<Record<string, string>> = {}, target: UpstreamTarget = {}, failure: (error: unknown) => GatewayError = transportError,
   ): Promise<UpstreamResponse> {
     const contentType: Record<string, string> = typeof payload === 'string' ? { 'content-type': 'application/json' }
       : payload instanceof RawBody ? { 'content-type': payload.contentType } : {};
@@ -175,7 +179,7 @@ export class UpstreamClient {
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     } catch (error) {
       unforward();
-      throw transportError(controller.aborted && !signal.aborted ? controller.reason : error);
+      throw failure(controller.aborted && !signal.aborted ? controller.reason : error);
     } finally {
       clearTimeout(timer);
     }

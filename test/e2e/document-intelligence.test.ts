@@ -340,7 +340,8 @@ describeStore(`OCR and document analysis (${storeKind})`, () => {
 
   it('charges nothing when the submission fails upstream; a 429 keeps its retry-after', async () => {
     const account = await t.account('1');
-    await t.fault({ status: 503, times: 1 }, 'azure-document-intelligence');
+    // Both attempts of the request: the first and its one retry on the same deployment (issue 29).
+    await t.fault({ status: 503, times: 2 }, 'azure-document-intelligence');
     expect((await post('/v1/ocr', account.key, { image: b64(docs.one!) })).status).toBe(502);
     await t.fault({ status: 429, times: 1 }, 'azure-document-intelligence');
     const limited = await post('/v1/documents/analyze', account.key, { document: b64(docs.one!) });

@@ -180,7 +180,8 @@ describeStore('images: the flex model flux-2-flex (BFL) through the gateway', ()
   it('charges nothing when the submit, a poll or the download fails', async () => {
     const fresh = await t.account('1');
     const cases: Array<[Record<string, unknown>, string, number]> = [
-      [{ status: 500, times: 1 }, 'bfl', 502], [{ status: 429, times: 1 }, 'bfl', 429], [{ status: 500, times: 1 }, 'bfl-result', 502],
+      // A submission's failure on both attempts: the first and its one retry on the same deployment (issue 29).
+      [{ status: 500, times: 2 }, 'bfl', 502], [{ status: 429, times: 2 }, 'bfl', 429], [{ status: 500, times: 1 }, 'bfl-result', 502],
       [{ status: 404, times: 1 }, 'bfl-delivery', 502], [{ truncate_after_chunks: 2, times: 1 }, 'bfl-delivery', 503],
     ];
     for (const [fault, key, status] of cases) {

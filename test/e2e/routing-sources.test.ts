@@ -16,21 +16,15 @@ import { addOpenaiOfferings, chatOffering, expectConserved, simRequests } from '
 const MESSAGES = [{ role: 'user', content: 'Which source answers?' }];
 
 /** A provider of the chat format with a pool of two keys, at `POOL_BASE_URL` (a simulator of the test's own). */
-const POOL_PROVIDER = `version: 1
-id: pool
+const poolProvider = (id: string, model: string): string => `version: 1
+id: ${id}
 base_url: { env: POOL_BASE_URL, default: "https://pool.invalid/v1" }
-auth: { scheme: bearer, keys: [env:POOL_KEY_1, env:POOL_KEY_2] }
+auth: { scheme: bearer, keys: [env:${id.toUpperCase()}_KEY_1, env:${id.toUpperCase()}_KEY_2] }
 timeouts: { connect_ms: 2000, headers_ms: 10000, idle_ms: 10000 }
 operations:
   chat-completions: { method: POST, path: /chat/completions, format: openai-chat, answer: { type: sse } }
 offerings:
-  - id: pool-429
-    service_type: CHAT
-    availability: available
-    max_output_tokens: 16384
-    context_window: 128000
-    billing: { unit: token, per: 1000000, prices: { input: "0.15", output: "0.60" } }
-  - id: pool-401
+  - id: ${model}
     service_type: CHAT
     availability: available
     max_output_tokens: 16384
@@ -45,7 +39,9 @@ describeStore('several sources for one model (issue 29)', () => {
   beforeAll(async () => {
     vendor = await startSimulator();
     const copy = await copyConfig();
-    await copy.write('providers/pool.yaml', POOL_PROVIDER);
+    // Two providers, so that a key resting in one test is not the other test's.
+    await copy.write('providers/pool.yaml', poolProvider('pool', 'pool-429'));
+    await copy.write('providers/pool2.yaml', poolProvider('pool2', 'pool-401'));
     const two = (a: string, b: string, extra: Record<string, unknown> = {}) => ({
       deployments: [{ provider: 'openai', upstream_model: a, ...extra }, { provider: 'openai', upstream_model: b }],
     });
@@ -54,7 +50,9 @@ describeStore('several sources for one model (issue 29)', () => {
       chatOffering('least', { ...two('li-slow', 'li-fast'), routing: { strategy: 'least_inflight' } }),
       chatOffering('prio', { deployments: [{ provider: 'openai', upstream_model: 'pr-main' }, { id: 'backup', provider: 'openai', upstream_model: 'pr-backup', priority: 1 }] }),
     ]);
-    t = await startTestGateway({ configFile: copy.configFile, env: { POOL_BASE_URL: `${vendor.url}/v1`, POOL_KEY_1: 'pool-key-1', POOL_KEY_2: 'pool-key-2' } });
+    t = await startTestGateway({ configFile: copy.configFile, env: {
+      POOL_BASE_URL: `${vendor.url}/v1`, POOL_KEY_1: 'pool-key-1', POOL_KEY_2: 'pool-key-2', POOL2_KEY_1: 'pool2-key-1', POOL2_KEY_2: 'pool2-key-2',
+    } });
   }, 60_000);
   afterAll(async () => { await t?.dispose(); await vendor?.close(); });
 
@@ -106,15 +104,15 @@ describeStore('several sources for one model (issue 29)', () => {
 
   it('a key answered 401 is taken out and the request moves on; it stays out', async () => {
     const a = await account();
-    await vendorFault('pool-key-1', { status: 401 });
+    await vendorFault('pool2-key-1', { status: 401 });
     for (let i = 0; i < 4; i++) expect((await chat(a.key, 'pool-401')).status).toBe(200);
     const seen = await vendorRequests('pool-401');
-    expect(seen.filter((s) => s.key === 'pool-key-1').length).toBeLessThanOrEqual(1);
-    expect(seen.filter((s) => s.key === 'pool-key-2')).toHaveLength(4);
-    const listed = (await deployments()).find((d) => d.id === 'pool/pool-401')!;
+    expect(seen.filter((s) => s.key === 'pool2-key-1')).toHaveLength(1);
+    expect(seen.filter((s) => s.key === 'pool2-key-2')).toHaveLength(4);
+    const listed = (await deployments()).find((d) => d.id === 'pool2/pool-401')!;
     expect(listed.keys.removed).toBe(1);
     const metrics = await (await request(`${t.url}/metrics`)).body.text();
-    expect(metrics).toMatch(/gateway_upstream_attempts_total\{provider="pool",deployment="pool\/pool-401",outcome="401"\} 1/);
+    expect(metrics).toMatch(/gateway_upstream_attempts_total\{provider="pool2",deployment="pool2\/pool-401",outcome="401"\} 1/);
     await expectConserved(t, a.id, a.opening);
   });
 

@@ -170,7 +170,7 @@ describeStore(`audio transcriptions and translations (${storeKind})`, () => {
 
   it('an upstream failure charges nothing and releases the hold', async () => {
     const failing = await t.account('1');
-    await fetch(`${t.sim.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'whisper-1', fault: { status: 500, times: 1 } }) });
+    await fetch(`${t.sim.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'whisper-1', fault: { status: 500, times: 2 } }) }); // both attempts (issue 29)
     const a = await postForm(failing.key, '/v1/audio/transcriptions', form({ model: 'whisper-1' }, { data: wavOfTenths(5), name: 'a.wav', type: 'audio/wav' }));
     expect(a.status).toBeGreaterThanOrEqual(500);
     await expectUntouched(t, failing, 1_000_000_000n);

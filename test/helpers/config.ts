@@ -30,3 +30,11 @@ export async function copyConfig(): Promise<ConfigCopy> {
     write: (file, text) => writeFile(join(dir, file), text),
   };
 }
+
+/**
+ * One upstream attempt per request (`routing.max_attempts: 1`): for tests of what a single failed
+ * attempt costs the client; retries and fail-over have their own (test/e2e/routing-*.test.ts).
+ */
+export async function singleAttempt(copy: ConfigCopy): Promise<void> {
+  await copy.editYaml('gateway.config.yaml', (doc) => { doc.routing = { ...(doc.routing ?? {}), max_attempts: 1 }; });
+}

@@ -39,7 +39,11 @@ export async function expectConserved(t: TestGateway, accountId: string, opening
     account = (await ledger.getAccount(accountId))!;
   }
   expect(account.openHolds).toBe(0);
-  const usage = (await ledger.listUsage(accountId, { limit: 500 })).data;
+  const usage = [];
+  for (let page = await ledger.listUsage(accountId, { limit: 500 }); ; page = await ledger.listUsage(accountId, { limit: 500, after: page.next! })) {
+    usage.push(...page.data);
+    if (!page.next) break;
+  }
   const charged = usage.reduce((sum, row) => sum + row.amountNano, 0n);
   expect(account.balanceNano + account.heldNano + charged).toBe(openingNano);
   return usage;

@@ -54,7 +54,8 @@ describe('operation ids, optional mode', () => {
     expect([busy.status, (await busy.json()).error.code, busy.headers.get('retry-after')]).toEqual([409, 'operation_in_progress', '1']);
     expect((await slow).status).toBe(200);
 
-    await t.fault({ status: 500, times: 1 }, 'gpt-image-1');
+    // Both attempts of the request: the first and its one retry on the same deployment (issue 29).
+    await t.fault({ status: 500, times: 2 }, 'gpt-image-1');
     const failed = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-retry');
     expect(failed.status).toBeGreaterThanOrEqual(500);
     await failed.arrayBuffer();

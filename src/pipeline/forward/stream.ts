@@ -53,17 +53,22 @@ class Preamble {
     this.open = !ctx.routing?.current;
   }
 
-  /** The frames to write now: none while holding, everything held once content arrived (or the stream ended). */
+  /**
+   * The frames of one event to write now: none while holding, and once the event carried the first
+   * content (or the stream ended) what was held before it, then its own. A continuation (src/pipeline/
+   * rescue.ts) continues a stream the client already has: its opening frames are not repeated.
+   */
   pass(frames: string, ended: boolean): string {
     if (this.open) return frames;
-    this.held += frames;
-    if (!ended && this.translator.deliveredText().length === 0) return '';
+    if (!ended && this.translator.deliveredText().length === 0) {
+      this.held += frames;
+      return '';
+    }
     this.open = true;
     if (this.ctx.routing?.current) this.ctx.routing.current.contentStarted = true;
-    // A continuation (src/pipeline/rescue.ts): the client's stream is already open, its opening frames are not repeated.
-    const out = this.ctx.routing?.rescue ? '' : this.held;
+    const opening = this.ctx.routing?.rescue && !ended ? '' : this.held;
     this.held = '';
-    return out;
+    return opening + frames;
   }
 }
 
@@ -105,16 +110,18 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       let failed: GatewayError | undefined;
       for (const event of parser.push(decoder.write(chunk))) {
         const step = translator.push(event);
-        for (const frame of step.frames) frames += frame;
+        let own = '';
+        for (const frame of step.frames) own += frame;
         if (step.error) { failed = step.error; break; }
-        if (step.done) {
-          done = true;
+        if (step.done) done = true;
+        // Frames before the first content wait (a failure then is retried unseen); an error discards them.
+        frames += preamble.pass(own, done);
+        if (done) {
           drainGuard = setTimeout(() => body.destroy(), DRAIN_MS);
           break;
         }
       }
-      // Frames before the first content wait (a failure then is retried); an error discards them.
-      frames = failed && !preamble.open ? '' : preamble.pass(frames, done);
+      if (failed && !preamble.open) frames = '';
       if (frames.length > 0) await writeFrames(ctx, frames);
       if (ctx.clientGone.aborted) return { kind: 'client_gone' };
       if (failed) return { kind: 'error', error: failed };

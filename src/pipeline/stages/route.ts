@@ -64,7 +64,7 @@ export function routeRequest(ctx: RequestContext, runtime: Runtime): void {
   const first = chooseDeployment(deployments, NONE, offering.routing, runtime.deployments) ?? deployments[0] ?? offering.deployments[0]!;
   ctx.model = { offering: first.offering, provider: first.provider };
   meterOf(ctx)?.check(ctx);
-  ctx.routing = { clientBody: ctx.body, plan: { chain: [offering], contextFallbacks: [], contentFallbacks: [] }, deployment: first, attempts: [], startedAt: performance.now(), current: null, cut: null, rescue: null };
+  ctx.routing = { clientBody: ctx.body, plan: { chain: [offering], contextFallbacks: [], contentFallbacks: [] }, deployment: first, attempts: [], startedAt: performance.now(), current: null, cut: null, rescue: null, once: false };
   prepareDeployment(ctx, first, false);
   checkOfferingFiles(ctx.files, offering.files, offering.id);
   // A job outlives its request at the vendor that runs it (spec 4.16): its request is not failed over.
@@ -107,9 +107,12 @@ function stepsAfter(route: CompiledRoute, runtime: Runtime): RouteStep[] {
     steps.push(async (ctx) => {
       skillsServices(runtime.files); // a gateway without publication runs no execution (400)
       prepareSkillsExecution(ctx);
+      if (!ctx.features.includes('skills')) return;
       // Its container lives at the vendor that runs it (issue 29 item 8): no other source or model.
       ctx.pinnedProvider = ctx.model!.provider.id;
       ctx.routing!.plan = { chain: [ctx.routing!.plan.chain[0]!], contextFallbacks: [], contentFallbacks: [] };
+      // An execution runs code at the vendor: its failure is recovered (spec 4.6), never retried.
+      ctx.routing!.once = true;
     });
   }
   return steps;
