@@ -10,7 +10,7 @@ import type { PoolKey } from '../upstream/key-pool.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { Ticket } from '../limits/types.js';
 import type { Caller } from './auth-cache.js';
-import type { UploadedFile } from './bodies/multipart.js';
+import type { UploadedFile } from '../bodies/multipart.js';
 import type { Translator } from '../translate/types.js';
 
 /** What the forward stage observed, for the meter stage to price. */

@@ -7,7 +7,7 @@
  * through the multipart parser). A file that cannot be read as audio is a 400 naming the part.
  */
 import { GatewayError } from '../errors.js';
-import type { FilePartSpec, MultipartSpec, UploadedFile } from './bodies/multipart.js';
+import type { FilePartSpec, MultipartSpec, UploadedFile } from '../bodies/multipart.js';
 import type { RequestContext } from './context.js';
 import { imageDimensions, imageFormat } from '../files/verify/dimensions.js';
 import { measureDocx, measurePdf } from '../files/verify/documents.js';

@@ -15,7 +15,7 @@ import type { CompiledOffering } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { filesCounter } from '../../src/meters/counters/files.js';
 import { compileSource, readScaled, readsRequestOnly } from '../../src/meters/sources.js';
-import { readMultipart, type UploadedFile } from '../../src/pipeline/bodies/multipart.js';
+import { readMultipart, type UploadedFile } from '../../src/bodies/multipart.js';
 import { checkOfferingFiles } from '../../src/pipeline/file-limits.js';
 import { probeFiles } from '../../src/pipeline/file-probes.js';
 import type { RequestContext } from '../../src/pipeline/context.js';
