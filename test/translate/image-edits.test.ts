@@ -19,7 +19,7 @@ import { readMultipart, type UploadedFile } from '../../src/bodies/multipart.js'
 import { checkOfferingFiles } from '../../src/pipeline/file-limits.js';
 import { probeFiles } from '../../src/pipeline/file-probes.js';
 import type { RequestContext } from '../../src/pipeline/context.js';
-import { servesOffering, wrongEndpoint } from '../../src/pipeline/upstream-choice.js';
+import { servesOffering, wrongEndpoint } from '../../src/config/upstream-choice.js';
 import { validateEdit, type EditForm } from '../../src/sim/openai-image-edits.js';
 import { projectRoot } from '../../src/paths.js';
 import { copyConfig, type ConfigCopy } from '../helpers/config.js';
