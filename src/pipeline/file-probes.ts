@@ -98,14 +98,3 @@ export async function probeFiles(ctx: RequestContext, spec: MultipartSpec, alter
     return part?.probe ? probe(file, part.probe, part.mime) : file;
   }));
 }
-
-/**
- * The measured facts of the request's parts by part name, and of its measured `url_inputs` by field
- * name, as the meters' `files:/<name>` values read them.
- */
-export function fileFacts(ctx: Pick<RequestContext, 'files' | 'inputFacts'>): Record<string, Array<Readonly<Record<string, number>>>> {
-  const view: Record<string, Array<Readonly<Record<string, number>>>> = Object.create(null) as Record<string, Array<Readonly<Record<string, number>>>>;
-  for (const file of ctx.files) (view[file.field] ??= []).push(file.facts ?? { size_bytes: file.data.length });
-  for (const [field, facts] of Object.entries(ctx.inputFacts ?? {})) (view[field] ??= []).push(facts);
-  return view;
-}
