@@ -9,7 +9,7 @@
 import { unitPrice } from '../billing/pricing.js';
 import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
 import { meteredUnits } from '../meters/index.js';
-import { servesOffering } from '../pipeline/upstream-choice.js';
+import { servesOffering } from './upstream-choice.js';
 import { hasTranslator } from '../translate/registry.js';
 import { ManifestError } from './errors.js';
 import type { CompiledOffering, CompiledProvider, CompiledRoute } from './types.js';

@@ -6,7 +6,7 @@
  * owned_by), so every check that reaches an offering through its provider behaves as before.
  */
 import type { ProviderManifest } from '../generated/manifest-types.js';
-import { servesOffering } from '../pipeline/upstream-choice.js';
+import { servesOffering } from './upstream-choice.js';
 import { ManifestError } from './errors.js';
 import type { LoadedManifest, RawGateway } from './load.js';
 import { compileOfferings, compileProvider, type OfferingBase, type ProviderContext } from './providers.js';

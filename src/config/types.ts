@@ -2,8 +2,8 @@
 import type { ValidateFunction } from 'ajv';
 import type { RouteManifest, ServiceType } from '../generated/manifest-types.js';
 import type { Limits } from '../limits/types.js';
-import type { MultipartSpec } from '../pipeline/bodies/multipart.js';
-import type { RawBodySpec } from '../pipeline/bodies/raw.js';
+import type { MultipartSpec } from '../bodies/multipart.js';
+import type { RawBodySpec } from '../bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
 import type { KeyPool } from '../upstream/key-pool.js';
 

@@ -5,11 +5,10 @@
  * a request that could never fit the token limit is a 400, not an endless 429.
  */
 import { GatewayError } from '../errors.js';
-import type { Caller } from '../pipeline/auth-cache.js';
-import type { LimitKind, LimitScope, Limits, Limiter, LimiterDemand, Ticket } from './types.js';
+import type { LimitKind, LimitScope, LimitedCaller, Limits, Limiter, LimiterDemand, Ticket } from './types.js';
 
 /** The scopes a caller's request counts against. */
-export function scopesOf(caller: Caller, defaults: Limits): LimitScope[] {
+export function scopesOf(caller: LimitedCaller, defaults: Limits): LimitScope[] {
   const scopes: LimitScope[] = [{ scope: 'account', id: caller.accountId, limits: { ...defaults, ...(caller.accountLimits ?? {}) } }];
   if (caller.keyLimits) scopes.push({ scope: 'key', id: caller.keyId, limits: caller.keyLimits });
   return scopes;

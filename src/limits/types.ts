@@ -8,6 +8,18 @@ export interface Limits {
   concurrent_requests?: number | null;
 }
 
+/**
+ * The caller as the limiter sees it: its account and key, and the limit overrides of each (null: the
+ * configured defaults for the account, no key limits). The pipeline's authenticated caller
+ * (src/pipeline/auth-cache.ts) is one.
+ */
+export interface LimitedCaller {
+  readonly accountId: string;
+  readonly keyId: string;
+  readonly accountLimits: Limits | null;
+  readonly keyLimits: Limits | null;
+}
+
 /** Which limit refused a request. */
 export type LimitKind = 'requests' | 'tokens' | 'concurrency';
 

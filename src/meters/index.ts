@@ -9,13 +9,11 @@ import type { CompiledRoute } from '../config/types.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { QuantitySource, RouteManifest } from '../generated/manifest-types.js';
 import { quantityMeter } from './quantity-meter.js';
-import { compileSource, inputField, readScaled, readsRequestOnly } from './sources.js';
+import { compileSource, fileFacts, inputField, readScaled, readsRequestOnly } from './sources.js';
 import { NO_TOKEN_SIZING, tokenMeter, type InputEstimate } from './token-meter.js';
-import { fileFacts } from '../pipeline/file-probes.js';
 import { CounterInputError } from './counters/index.js';
 import { GatewayError } from '../errors.js';
-import type { RequestContext } from '../pipeline/context.js';
-import type { Meter } from './types.js';
+import type { Meter, MeterContext } from './types.js';
 
 export type { Meter } from './types.js';
 
@@ -31,7 +29,7 @@ function stepsOf(step: number | undefined, file: string, at: string): bigint {
  * A token meter's `output_times` (e.g. `{request: /n}`: the offering's max_output_tokens is per image),
  * read from the request at admission; a value that is not a whole number of at least 1 is refused.
  */
-function outputTimes(raw: QuantitySource | undefined, file: string, at: string): ((ctx: RequestContext) => number) | undefined {
+function outputTimes(raw: QuantitySource | undefined, file: string, at: string): ((ctx: MeterContext) => number) | undefined {
   if (!raw) return undefined;
   const source = compileSource(raw, file, `${at}/output_times`);
   if (!readsRequestOnly(source)) throw new ManifestError(file, `${at}/output_times`, 'output_times must read the request (a count, or a constant)');
@@ -99,7 +97,7 @@ export function meteredUnits(route: CompiledRoute): ReadonlySet<string> {
 }
 
 /** The meter of the request's route for its offering's billing unit; null on free routes or before a model. */
-export function meterOf(ctx: RequestContext): Meter | null {
+export function meterOf(ctx: Pick<MeterContext, 'route' | 'model'>): Meter | null {
   if (!ctx.route.billable || !ctx.model) return null;
   return ROUTE_METERS.get(ctx.route)?.get(ctx.model.offering.billing.unit) ?? null;
 }

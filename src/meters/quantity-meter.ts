@@ -10,11 +10,9 @@ import { GatewayError } from '../errors.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import { unitPrice } from '../billing/pricing.js';
 import { divideRounded, formatUsd } from '../money.js';
-import type { RequestContext } from '../pipeline/context.js';
-import { fileFacts } from '../pipeline/file-probes.js';
 import { CounterInputError } from './counters/index.js';
-import { inputField, MissingQuantityError, readScaled, readsRequestOnly, type ScaledSource, type SourceInputs } from './sources.js';
-import type { Bill, Meter, MeterMetrics, Quote } from './types.js';
+import { fileFacts, inputField, MissingQuantityError, readScaled, readsRequestOnly, type ScaledSource, type SourceInputs } from './sources.js';
+import type { Bill, Meter, MeterContext, MeterMetrics, Quote } from './types.js';
 
 /** How a fractional quantity becomes a whole one. */
 export type Rounding = 'ceil' | 'floor' | 'half_up';
@@ -97,7 +95,7 @@ export function quantityMeter(spec: QuantitySpec): Meter {
       return { limiterUnits: tokens, limiterFloor: tokens, floorParam };
     },
 
-    quote(ctx: RequestContext, demand, offering = ctx.model!.offering): Quote {
+    quote(ctx: MeterContext, demand, offering = ctx.model!.offering): Quote {
       // Input tokens metered as a quantity were counted for the demand already.
       const quantity = spec.unit === 'token' ? BigInt(demand.limiterUnits) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round, k);
       const amountNano = quantityHold(quantity, offering, k);

@@ -8,12 +8,13 @@
  *  - `constant: <n>`: the same for every call;
  *  - `counter: <name>` with `of: [/pointer, response:/pointer]`: a local counter (src/meters/counters)
  *    over values of the client request (or, prefixed `response:`, of the client answer; prefixed
- *    `files:`, the measured facts of the request's file parts, src/pipeline/file-probes.ts).
+ *    `files:`, the measured facts of the request's file parts, src/pipeline/file-probes.ts; see fileFacts).
  */
 import { ManifestError } from '../config/errors.js';
 import type { QuantitySource } from '../generated/manifest-types.js';
 import { COUNTERS, counterNamed, type Counter } from './counters/index.js';
 import { manifestPointer, readPointer, type Pointer } from './pointer.js';
+import type { MeterContext } from './types.js';
 
 /** A compiled source. */
 export type Source =
@@ -132,4 +133,15 @@ export function readSource(source: Source, inputs: SourceInputs): number {
     case 'upstream': return asNumber(readPointer(answer?.upstreamBody, source.pointer), `the upstream answer's /${source.pointer.join('/')}`);
     case 'header': return asNumber(answer?.headers[source.name], `the upstream header ${source.name}`);
   }
+}
+
+/**
+ * The measured facts of the request's parts by part name, and of its measured `url_inputs` by field
+ * name, as the meters' `files:/<name>` values read them (a part no probe measured counts its size).
+ */
+export function fileFacts(request: Pick<MeterContext, 'files' | 'inputFacts'>): Record<string, Array<Readonly<Record<string, number>>>> {
+  const view: Record<string, Array<Readonly<Record<string, number>>>> = Object.create(null) as Record<string, Array<Readonly<Record<string, number>>>>;
+  for (const file of request.files) (view[file.field] ??= []).push(file.facts ?? { size_bytes: file.data.length });
+  for (const [field, facts] of Object.entries(request.inputFacts ?? {})) (view[field] ??= []).push(facts);
+  return view;
 }

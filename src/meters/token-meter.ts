@@ -13,17 +13,16 @@ import { GatewayError } from '../errors.js';
 import { formatUsd } from '../money.js';
 import type { TokenReader } from '../formats/types.js';
 import type { UsageRowInput } from '../ledger/types.js';
-import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
 import { countTextTokens } from '../tokenize.js';
 import type { TokenUsage } from '../translate/types.js';
-import type { Bill, Demand, Meter, MeterMetrics, Quote } from './types.js';
+import type { Bill, Demand, Meter, MeterContext, MeterMetrics, MeterOutcome, Quote } from './types.js';
 
 /**
  * The usage to bill for an outcome, or null when nothing is billable. A full answer pays what the
  * upstream reported. A partial one pays the input (as reported up front, else the estimate) and
  * the larger of the output reported so far and the tokenizer's count of what was delivered.
  */
-export function billableUsage(outcome: ForwardOutcome, inputEstimate: number): TokenUsage | null {
+export function billableUsage(outcome: MeterOutcome, inputEstimate: number): TokenUsage | null {
   if (outcome.delivery === 'none') return null;
   const reported = reportedTokens(outcome);
   if (outcome.delivery === 'full' && reported) return reported;
@@ -37,12 +36,12 @@ export function billableUsage(outcome: ForwardOutcome, inputEstimate: number): T
  * passes it through untyped), and the translators of a token-metered route report TokenUsage
  * (src/translate/types.ts).
  */
-function reportedTokens(outcome: ForwardOutcome): TokenUsage | null {
+function reportedTokens(outcome: MeterOutcome): TokenUsage | null {
   return (outcome.reported ?? null) as TokenUsage | null;
 }
 
 /** The token usage row of one request (kind `tokens`, details with every count), tagged with the caller's key. */
-export function tokenRow(ctx: RequestContext, usage: TokenUsage, offering: CompiledOffering, estimated: boolean): UsageRowInput {
+export function tokenRow(ctx: MeterContext, usage: TokenUsage, offering: CompiledOffering, estimated: boolean): UsageRowInput {
   return {
     requestId: ctx.requestId, keyId: ctx.auth?.keyId ?? null, model: offering.id, kind: 'tokens', unit: 'token',
     quantity: BigInt(usage.input + usage.output), amountNano: tokenCharge(usage, offering),
@@ -58,7 +57,7 @@ export function tokenRow(ctx: RequestContext, usage: TokenUsage, offering: Compi
  * from the catalogue, so each is auditable and refundable on its own. Unpriced tools were refused
  * at admission; a price missing after a reload bills the call at zero rather than failing settlement.
  */
-export function toolRows(ctx: RequestContext, usage: TokenUsage, offering: CompiledOffering): UsageRowInput[] {
+export function toolRows(ctx: MeterContext, usage: TokenUsage, offering: CompiledOffering): UsageRowInput[] {
   const rows: UsageRowInput[] = [];
   for (const [name, calls] of Object.entries(usage.toolCalls ?? {})) {
     for (let i = 0; i < calls; i++) {
@@ -92,7 +91,7 @@ export const NO_TOKEN_SIZING: TokenReader = {
 
 /** A route's declared input estimate (its `reserve`): the tokens it reads from the request, and the field it reads them from. */
 export interface InputEstimate {
-  tokens(ctx: RequestContext): number;
+  tokens(ctx: MeterContext): number;
   param: string | null;
 }
 
@@ -101,7 +100,7 @@ export interface InputEstimate {
  * route declares a `reserve`, replaces the reader's input estimate (read from the request and its files);
  * `outputTimes`, the route's `output_times`, multiplies the model's output allowance (per image, spec 4.14).
  */
-export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHeader?: string, outputTimes?: (ctx: RequestContext) => number): Meter {
+export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHeader?: string, outputTimes?: (ctx: MeterContext) => number): Meter {
   return {
     unit: 'token',
 

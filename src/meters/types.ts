@@ -4,12 +4,62 @@
  * pipeline only ever talks to this interface: admission asks for a demand and a quote, the meter
  * stage for a bill. Tokens are one implementation (token-meter.ts), quantities of any other unit the
  * other (quantity-meter.ts). Money stays exact: a hold is rounded up once, each usage row once.
+ * Meters take their own input types (MeterContext, MeterOutcome): the pipeline's request context
+ * satisfies them as it is, and nothing here imports the pipeline.
  */
-import type { CompiledOffering } from '../config/types.js';
+import type { UploadedFile } from '../bodies/multipart.js';
+import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute } from '../config/types.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import type { LimiterDemand } from '../limits/types.js';
-import type { ForwardOutcome, RequestContext } from '../pipeline/context.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+
+/**
+ * What a meter reads of a request: exactly these fields of the pipeline's request context
+ * (src/pipeline/context.ts), which is passed as it is.
+ */
+export interface MeterContext {
+  /** The usage rows' request id. */
+  readonly requestId: string;
+  /** The configuration the request runs under (the token meter reads its input margin). */
+  readonly gateway: Pick<CompiledGateway, 'settings'>;
+  /** The request's route: whether it is billable, and the meters compiled for it. */
+  readonly route: CompiledRoute;
+  /** The client's own body, before the route's parameter defaults (did the client set the output cap?). */
+  readonly req: { readonly body: unknown };
+  /** The request body the meters count, with the route's parameter defaults applied. */
+  readonly body: Record<string, unknown>;
+  /** The request's file parts, with what their probes measured (`files:/<part>`). */
+  readonly files: readonly UploadedFile[];
+  /** Inputs a route's `url_inputs` measured, by body field (`files:/<field>`). */
+  readonly inputFacts?: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** The caller: its key id goes on the usage rows (null: no key). */
+  readonly auth: { readonly keyId: string } | null;
+  /** The offering the request is billed at and the provider that serves it; null before a model is chosen. */
+  readonly model: { readonly offering: CompiledOffering; readonly provider: CompiledProvider } | null;
+}
+
+/** What a quantity meter may read of an answer (src/meters/sources.ts). */
+export interface UpstreamAnswer {
+  upstreamBody: unknown;
+  /** Upstream response headers, lower-case names. */
+  headers: Readonly<Record<string, string>>;
+  /** The client answer the translator built. */
+  clientBody: unknown;
+  /** Quantities the translator reported by name (e.g. per-document counts). */
+  quantities: Readonly<Record<string, number>>;
+}
+
+/** What the forward observed of an answer, for a meter to price (the pipeline's ForwardOutcome). */
+export interface MeterOutcome {
+  /** `full`: a complete answer; `partial`: content reached the client, then the stream ended abnormally; `none`: nothing billable. */
+  delivery: 'full' | 'partial' | 'none';
+  /** Usage the translator reported, or null: the meter's to read; the pipeline passes it through. */
+  reported: unknown;
+  /** Text delivered to the client, for a meter to count when nothing was reported. */
+  deliveredText: string;
+  /** A JSON or binary answer's parts, for the meters that read them (absent on streams). */
+  answer?: UpstreamAnswer | null;
+}
 
 /**
  * A meter's demand: what the request counts against the rate limiter (src/limits/types.ts, whose type
@@ -55,13 +105,13 @@ export interface Meter {
    * Refuses, before anything is reserved, a request the offering cannot serve under this meter (400);
    * `offering` defaults to the request's (a fallback's is checked before it is reached, issue 29 item 4).
    */
-  check(ctx: RequestContext, offering?: CompiledOffering): void;
-  demand(ctx: RequestContext): Demand;
+  check(ctx: MeterContext, offering?: CompiledOffering): void;
+  demand(ctx: MeterContext): Demand;
   /**
    * The hold for the request; `demand` is the one just computed, so nothing is counted twice.
    * `offering` defaults to the request's: the hold covers the dearest offering it may reach (issue 29 item 4).
    */
-  quote(ctx: RequestContext, demand: Demand, offering?: CompiledOffering): Quote;
+  quote(ctx: MeterContext, demand: Demand, offering?: CompiledOffering): Quote;
   /** The charge for an outcome, or null when nothing is billable. `partial`: a stream checkpoint. */
-  bill(ctx: RequestContext, outcome: ForwardOutcome, inputEstimate: number): Bill | null;
+  bill(ctx: MeterContext, outcome: MeterOutcome, inputEstimate: number): Bill | null;
 }

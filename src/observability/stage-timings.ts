@@ -17,9 +17,19 @@
  * in gateway_request_duration_seconds; what the pipeline does after the write (the limiter's
  * bookkeeping, the request log line) is in gateway_request_duration_seconds but in no stage.
  */
-import type { RequestContext, StageHandler } from '../pipeline/context.js';
 import type { Db, Statement } from '../store/types.js';
 import { STAGE_DURATIONS, STATEMENT_DURATIONS, type Histogram } from './metrics.js';
+
+/**
+ * What a timed stage handler is given, as far as the timing reads it: the answer's last write, which
+ * the forward stage leaves behind (the pipeline's request context is one; nothing here imports it).
+ */
+export interface TimedContext {
+  finish: (() => Promise<void> | void) | null;
+}
+
+/** A stage handler over a context of type `C` (the pipeline's StageHandler, for its request context). */
+export type TimedHandler<C extends TimedContext> = (ctx: C) => Promise<void> | void;
 
 /** The report names of the pipeline's stages. */
 const STAGE_LABEL: Readonly<Record<string, string>> = {
@@ -42,7 +52,7 @@ async function observed<T>(histogram: Histogram, series: readonly string[], call
 const WRITE = ['write'];
 
 /** `finish`, timed as the `write` stage. */
-function timedFinish(finish: NonNullable<RequestContext['finish']>): NonNullable<RequestContext['finish']> {
+function timedFinish(finish: NonNullable<TimedContext['finish']>): NonNullable<TimedContext['finish']> {
   return () => observed(STAGE_DURATIONS!, WRITE, finish);
 }
 
@@ -50,14 +60,14 @@ function timedFinish(finish: NonNullable<RequestContext['finish']>): NonNullable
  * The handlers, each wrapped to record its duration; the forward stage's wrapper also times the
  * `finish` it leaves behind. Only called when STAGE_TIMINGS_ENABLED.
  */
-export function timeStages(handlers: readonly StageHandler[], names: readonly string[]): StageHandler[] {
+export function timeStages<C extends TimedContext>(handlers: readonly TimedHandler<C>[], names: readonly string[]): TimedHandler<C>[] {
   const histogram = STAGE_DURATIONS;
   if (!histogram) return [...handlers];
   return handlers.map((handler, i) => {
     const name = names[i]!;
     const series = [STAGE_LABEL[name] ?? name];
     const forward = name === 'forward';
-    return async (ctx: RequestContext) => {
+    return async (ctx: C) => {
       await observed(histogram, series, () => handler(ctx));
       if (forward && ctx.finish) ctx.finish = timedFinish(ctx.finish);
     };

@@ -12,7 +12,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Limits } from '../limits/types.js';
 import { digestKey } from '../ledger/keys.js';
 
-/** An authenticated caller, with the limit overrides of its account and key. */
+/** An authenticated caller, with the limit overrides of its account and key (the limiter reads it as a LimitedCaller, src/limits/types.ts). */
 export interface Caller { accountId: string; keyId: string; accountLimits: Limits | null; keyLimits: Limits | null; }
 
 /** The store read behind the cache. */

@@ -4,37 +4,18 @@ import type { Cancellation } from '../cancel.js';
 import type { CompiledDeployment, CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
 import type { UsageRowInput } from '../ledger/types.js';
+import type { MeterOutcome } from '../meters/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { FailureKind } from '../upstream/attempt-error.js';
 import type { PoolKey } from '../upstream/key-pool.js';
 import type { ClientFormat } from '../formats/types.js';
 import type { Ticket } from '../limits/types.js';
 import type { Caller } from './auth-cache.js';
-import type { UploadedFile } from './bodies/multipart.js';
+import type { UploadedFile } from '../bodies/multipart.js';
 import type { Translator } from '../translate/types.js';
 
-/** What the forward stage observed, for the meter stage to price. */
-export interface ForwardOutcome {
-  /** `full`: a complete answer; `partial`: content reached the client, then the stream ended abnormally; `none`: nothing billable. */
-  delivery: 'full' | 'partial' | 'none';
-  /** Usage the translator reported, or null: the meter's to read (src/meters); the pipeline passes it through. */
-  reported: unknown;
-  /** Text delivered to the client, for a meter to count when nothing was reported. */
-  deliveredText: string;
-  /** A JSON or binary answer's parts, for the meters that read them (absent on streams). */
-  answer?: UpstreamAnswer | null;
-}
-
-/** What a quantity meter may read of an answer (src/meters/sources.ts). */
-export interface UpstreamAnswer {
-  upstreamBody: unknown;
-  /** Upstream response headers, lower-case names. */
-  headers: Readonly<Record<string, string>>;
-  /** The client answer the translator built. */
-  clientBody: unknown;
-  /** Quantities the translator reported by name (e.g. per-document counts). */
-  quantities: Readonly<Record<string, number>>;
-}
+/** What the forward stage observed, for the meter stage to price: the meters' own outcome type. */
+export type ForwardOutcome = MeterOutcome;
 
 /** A temporary file (spec 4.7) a request named, now inline in the body: for translators that need its type. */
 export interface InputFile {
@@ -111,7 +92,7 @@ export interface RoutingState {
   rescue: { carried: CarriedBill; tail: string; prefix: string } | null;
 }
 
-/** The state of one request through the pipeline. */
+/** The state of one request through the pipeline; the meters read it as a MeterContext (src/meters/types.ts). */
 export interface RequestContext {
   readonly requestId: string;
   readonly gateway: CompiledGateway;

@@ -10,7 +10,7 @@ import type { CompiledDeployment, CompiledOffering } from '../config/types.js';
 import { applyParamPolicies } from '../translate/params.js';
 import { createTranslator } from '../translate/registry.js';
 import type { RequestContext } from './context.js';
-import { chooseUpstream, wrongEndpoint } from './upstream-choice.js';
+import { chooseUpstream, wrongEndpoint } from '../config/upstream-choice.js';
 
 /** True when `deployment` is the one the request is prepared for. */
 export function isPrepared(ctx: RequestContext, deployment: CompiledDeployment): boolean {

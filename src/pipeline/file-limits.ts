@@ -7,7 +7,7 @@
  */
 import type { OfferingFileLimit } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import type { UploadedFile } from './bodies/multipart.js';
+import type { UploadedFile } from '../bodies/multipart.js';
 
 function refuse(part: string, model: string, what: string): GatewayError {
   return new GatewayError('invalid_request', `The model "${model}" ${what} in '${part}'.`, { param: part });

@@ -7,7 +7,7 @@
  * through the multipart parser). A file that cannot be read as audio is a 400 naming the part.
  */
 import { GatewayError } from '../errors.js';
-import type { FilePartSpec, MultipartSpec, UploadedFile } from './bodies/multipart.js';
+import type { FilePartSpec, MultipartSpec, UploadedFile } from '../bodies/multipart.js';
 import type { RequestContext } from './context.js';
 import { imageDimensions, imageFormat } from '../files/verify/dimensions.js';
 import { measureDocx, measurePdf } from '../files/verify/documents.js';
@@ -97,15 +97,4 @@ export async function probeFiles(ctx: RequestContext, spec: MultipartSpec, alter
     const part = spec.files[file.field];
     return part?.probe ? probe(file, part.probe, part.mime) : file;
   }));
-}
-
-/**
- * The measured facts of the request's parts by part name, and of its measured `url_inputs` by field
- * name, as the meters' `files:/<name>` values read them.
- */
-export function fileFacts(ctx: Pick<RequestContext, 'files' | 'inputFacts'>): Record<string, Array<Readonly<Record<string, number>>>> {
-  const view: Record<string, Array<Readonly<Record<string, number>>>> = Object.create(null) as Record<string, Array<Readonly<Record<string, number>>>>;
-  for (const file of ctx.files) (view[file.field] ??= []).push(file.facts ?? { size_bytes: file.data.length });
-  for (const [field, facts] of Object.entries(ctx.inputFacts ?? {})) (view[field] ??= []).push(facts);
-  return view;
 }

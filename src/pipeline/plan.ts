@@ -11,7 +11,7 @@ import { GatewayError } from '../errors.js';
 import { meterOf } from '../meters/index.js';
 import type { RequestContext, ServingPlan } from './context.js';
 import { servingDeployments } from './deployment.js';
-import { chooseUpstream } from './upstream-choice.js';
+import { chooseUpstream } from '../config/upstream-choice.js';
 
 /** The most ids a client may list in `models`. */
 export const MAX_CLIENT_MODELS = 8;

@@ -128,8 +128,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     });
   });
   // A multipart body is read by the route that declares one, as a stream under its own limits
-  // (src/pipeline/bodies/multipart.ts); a raw body route gets the stream too, and names the types it
-  // takes (src/pipeline/bodies/raw.ts); any other route refuses it as it refuses every non-JSON type.
+  // (src/bodies/multipart.ts); a raw body route gets the stream too, and names the types it
+  // takes (src/bodies/raw.ts); any other route refuses it as it refuses every non-JSON type.
   app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
     const route = rememberMatch(deps, req).found?.pipeline.route;
     if (route?.multipart || route?.raw) { done(null, payload); return; }

@@ -5,7 +5,7 @@
  * fault: 502, nothing billed).
  */
 import { GatewayError } from '../errors.js';
-import type { UploadedFile } from '../pipeline/bodies/multipart.js';
+import type { UploadedFile } from '../bodies/multipart.js';
 import type { FilePlan } from './types.js';
 
 /** The DOCX media type (OOXML word-processing document). */

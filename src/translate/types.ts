@@ -3,7 +3,7 @@ import type { ParamPolicy } from '../config/param-policy.js';
 import type { CompiledOffering } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
 import type { SseEvent } from './sse.js';
-import type { UploadedFile } from '../pipeline/bodies/multipart.js';
+import type { UploadedFile } from '../bodies/multipart.js';
 
 /**
  * Token usage normalized across formats. `input` counts every prompt token, cached and cache-write

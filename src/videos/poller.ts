@@ -19,11 +19,11 @@ import { mp4DurationSeconds, mp4IsWhole } from '../files/verify/mp4-duration.js'
 import type { Ledger } from '../ledger/ledger.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import { quantityCharge } from '../meters/quantity-meter.js';
-import { readBounded } from '../pipeline/forward/file.js';
 import { keepJobHold, releaseJobHold, settleJobHold } from '../pipeline/hold.js';
 import type { Db } from '../store/types.js';
 import { createTranslator } from '../translate/registry.js';
 import type { JobStatus } from '../translate/types.js';
+import { readBounded } from '../upstream/body.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { dueVideoJobs, markCompleted, markFailed, markRunning, type VideoJob } from './records.js';
 

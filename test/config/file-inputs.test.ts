@@ -9,7 +9,7 @@ import { compileGateway } from '../../src/config/compile.js';
 import { ManifestError } from '../../src/config/errors.js';
 import { loadGateway } from '../../src/config/load.js';
 import type { CompiledGateway } from '../../src/config/types.js';
-import { chooseUpstream, servesOffering, wrongEndpoint } from '../../src/pipeline/upstream-choice.js';
+import { chooseUpstream, servesOffering, wrongEndpoint } from '../../src/config/upstream-choice.js';
 import { copyConfig, type ConfigCopy } from '../helpers/config.js';
 
 async function compiled(edit?: (c: ConfigCopy) => Promise<void>): Promise<CompiledGateway> {

@@ -27,7 +27,7 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompiledOffering, CompiledProvider, CompiledRoute } from '../../src/config/types.js';
 import { projectRoot } from '../../src/paths.js';
-import { chooseUpstream } from '../../src/pipeline/upstream-choice.js';
+import { chooseUpstream } from '../../src/config/upstream-choice.js';
 import { insertVideoJob } from '../../src/videos/records.js';
 import { copyConfig } from '../helpers/config.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { collectBounded, declaredLength, readAll, type ByteTally } from '../../src/files/bytes.js';
-import { readRawBody, type RawBodySpec } from '../../src/pipeline/bodies/raw.js';
+import { readRawBody, type RawBodySpec } from '../../src/bodies/raw.js';
 
 class TooLarge extends Error {}
 const tooLarge = (): Error => new TooLarge('too large');

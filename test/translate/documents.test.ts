@@ -13,7 +13,7 @@ import { compileGateway } from '../../src/config/compile.js';
 import { loadGateway } from '../../src/config/load.js';
 import type { CompiledGateway } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
-import type { UploadedFile } from '../../src/pipeline/bodies/multipart.js';
+import type { UploadedFile } from '../../src/bodies/multipart.js';
 import { projectRoot } from '../../src/paths.js';
 import { downloadName, fileStem } from '../../src/translate/documents.js';
 import { meteredCharacters } from '../../src/translate/native-json--azure-document-translation/index.js';

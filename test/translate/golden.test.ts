@@ -17,7 +17,7 @@ import { projectRoot } from '../../src/paths.js';
 import { createTranslator, translatorPairs } from '../../src/translate/registry.js';
 import { SseParser, type SseEvent } from '../../src/translate/sse.js';
 import type { GeneratedOutput, Translator, TranslatorOptions } from '../../src/translate/types.js';
-import type { UploadedFile } from '../../src/pipeline/bodies/multipart.js';
+import type { UploadedFile } from '../../src/bodies/multipart.js';
 import { FormData } from 'undici';
 import { RawBody } from '../../src/upstream/raw-body.js';
 

@@ -27,13 +27,14 @@ import { GatewayError } from '../../errors.js';
 import { declaredLength } from '../../files/bytes.js';
 import { meterOf } from '../../meters/index.js';
 import type { FilePlan, StreamTranslator } from '../../translate/types.js';
+import { bodyError, tooLarge } from '../../upstream/body.js';
 import type { UpstreamResponse } from '../../upstream/client.js';
 import type { ForwardOutcome, RequestContext } from '../context.js';
 import { releaseHold } from '../hold.js';
 import type { Runtime } from '../stage.js';
 import { startCheckpoints } from './checkpoint.js';
 import { waitForDrain } from './drain.js';
-import { bodyError, contentDisposition, tooLarge } from './file.js';
+import { contentDisposition } from './file.js';
 
 const NOTHING: ForwardOutcome = { delivery: 'none', reported: null, deliveredText: '' };
 

@@ -2,33 +2,11 @@
  * A binary answer (issue 9 point 3: an MP3, a DOCX, a PDF) whose bill is known only from the whole
  * answer, read into a bounded buffer, translated to the client's file, and sent only once settled,
  * with the meter's quantity and cost headers (one whose bill the headers fix streams through instead:
- * binary-stream.ts). A larger answer than the operation allows is a 502, not billed.
+ * binary-stream.ts). A larger answer than the operation allows is a 502, not billed (src/upstream/body.ts
+ * reads it under its bound).
  */
 import { GatewayError } from '../../errors.js';
-import { collectBounded } from '../../files/bytes.js';
-import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
-
-/** The 502 for an answer past the operation's bound (not billed). */
-export function tooLarge(maxBytes: number): GatewayError {
-  return new GatewayError('upstream_error', `The upstream provider sent a file larger than ${maxBytes} bytes.`);
-}
-
-/**
- * A failure while reading an answer's body (`what`: the answer, or the stream): a lost connection there
- * is a broken answer (502), not an unreachable upstream.
- */
-export function bodyError(error: unknown, what: 'answer' | 'stream' = 'answer'): GatewayError {
-  const mapped = transportError(error);
-  return mapped.code === 'upstream_unavailable' ? new GatewayError('upstream_error', `The upstream ${what} was cut before it completed.`) : mapped;
-}
-
-/** Reads at most `maxBytes` of an answer; more is an upstream error (the rest is not read). */
-export function readBounded(response: UpstreamResponse, maxBytes: number): Promise<Buffer> {
-  return collectBounded(response.body, { maxBytes, tooLarge: () => tooLarge(maxBytes) }).catch((error: unknown) => {
-    throw bodyError(error);
-  });
-}
 
 /** `attachment; filename=...` with an ASCII fallback and the UTF-8 name (RFC 6266 / 5987). */
 export function contentDisposition(filename: string): string {

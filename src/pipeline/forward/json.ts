@@ -5,11 +5,12 @@
 import { GatewayError } from '../../errors.js';
 import { readPointer } from '../../meters/pointer.js';
 import { AttemptError, retryAfterMs } from '../../upstream/attempt-error.js';
+import { readBounded } from '../../upstream/body.js';
 import { transportError, type UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
 import { streamBinary, streamsThrough } from './binary-stream.js';
-import { answerWithFile, readBounded } from './file.js';
+import { answerWithFile } from './file.js';
 import { fetchOutput } from './outputs.js';
 import { jobStart, pollJob } from './poll.js';
 import type { GeneratedOutput } from '../../translate/types.js';

@@ -10,12 +10,12 @@ import { GatewayError } from '../../errors.js';
 import { AttemptError } from '../../upstream/attempt-error.js';
 import { SseParser } from '../../translate/sse.js';
 import type { StreamTranslator } from '../../translate/types.js';
+import { bodyError } from '../../upstream/body.js';
 import type { UpstreamResponse } from '../../upstream/client.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
 import { startCheckpoints } from './checkpoint.js';
 import { waitForDrain } from './drain.js';
-import { bodyError } from './file.js';
 import { sendUpstream } from './json.js';
 
 function startSse(ctx: RequestContext): void {

@@ -21,7 +21,7 @@ import type { CompiledDeployment, CompiledOffering, CompiledRoute } from '../../
 import { chooseDeployment } from '../../routing/select.js';
 import { prepareDeployment, servingDeployments } from '../deployment.js';
 import { servingPlan, takeClientModels } from '../plan.js';
-import { takesInput } from '../upstream-choice.js';
+import { takesInput } from '../../config/upstream-choice.js';
 
 /**
  * The offering a request without `model` gets: the first of the route's defaults (cheapest first)

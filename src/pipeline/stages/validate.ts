@@ -10,8 +10,8 @@ import { GatewayError } from '../../errors.js';
 import { parsePointer, readPointer } from '../../meters/pointer.js';
 import type { RequestContext } from '../context.js';
 import type { Stage } from '../stage.js';
-import { readMultipart, type MultipartSpec } from '../bodies/multipart.js';
-import { acceptedRawType, asMultipartSpec, readRawBody, unsupportedRawType, type RawBodySpec } from '../bodies/raw.js';
+import { readMultipart, type MultipartSpec } from '../../bodies/multipart.js';
+import { acceptedRawType, asMultipartSpec, readRawBody, unsupportedRawType, type RawBodySpec } from '../../bodies/raw.js';
 import { probeFiles } from '../file-probes.js';
 import { MAX_BODY_DEPTH, nestedDeeperThan } from '../depth.js';
 

@@ -15,7 +15,7 @@
 import { Blob } from 'node:buffer';
 import { FormData } from 'undici';
 import { GatewayError } from '../../errors.js';
-import type { UploadedFile } from '../../pipeline/bodies/multipart.js';
+import type { UploadedFile } from '../../bodies/multipart.js';
 import { createNativeJsonToOpenaiImages } from '../native-json--openai-images/index.js';
 import type { Translator, TranslatorOptions } from '../types.js';
 

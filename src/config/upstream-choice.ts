@@ -6,7 +6,7 @@
  * naming the endpoints that do serve it (spec 4.4: "other models use the chat/completions-style
  * endpoints").
  */
-import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from '../config/types.js';
+import type { CompiledGateway, CompiledOffering, CompiledProvider, CompiledRoute, RouteUpstream } from './types.js';
 import { GatewayError } from '../errors.js';
 import { readPointer } from '../meters/pointer.js';
 

@@ -7,8 +7,8 @@
  */
 import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream } from '@fastify/busboy';
-import { GatewayError } from '../../errors.js';
-import { collectBounded, type ByteTally } from '../../files/bytes.js';
+import { GatewayError } from '../errors.js';
+import { collectBounded, type ByteTally } from '../files/bytes.js';
 
 /** One file part as the route declares it. */
 export interface FilePartSpec {

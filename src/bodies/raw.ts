@@ -6,8 +6,8 @@
  * part; the route's other parameters come from its `query_fields`.
  */
 import type { Readable } from 'node:stream';
-import { GatewayError } from '../../errors.js';
-import { collectBounded, declaredLength } from '../../files/bytes.js';
+import { GatewayError } from '../errors.js';
+import { collectBounded, declaredLength } from '../files/bytes.js';
 import { fileTooLarge, mediaType, type FilePartSpec, type MultipartSpec, type UploadedFile } from './multipart.js';
 
 /** A route's raw body declaration (`body: {type: raw}`). */

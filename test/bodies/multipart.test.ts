@@ -2,8 +2,8 @@
 import { Readable } from 'node:stream';
 import { FormData } from 'undici';
 import { describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../../src/errors.js';
-import { readMultipart, type MultipartSpec } from '../../../src/pipeline/bodies/multipart.js';
+import type { GatewayError } from '../../src/errors.js';
+import { readMultipart, type MultipartSpec } from '../../src/bodies/multipart.js';
 
 const spec: MultipartSpec = {
   files: {
