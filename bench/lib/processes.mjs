@@ -25,7 +25,8 @@ export async function freePort() {
 function providersOf(root) {
   return readdirSync(join(root, 'providers')).filter((f) => f.endsWith('.yaml')).map((f) => {
     const m = parse(readFileSync(join(root, 'providers', f), 'utf8'));
-    return { id: m.id, keyEnv: m.auth.key.slice('env:'.length), urlEnv: m.base_url.env, path: m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '' };
+    // A key pool (`auth.keys`, issue 29) is made live by its first key.
+    return { id: m.id, keyEnv: (m.auth.key ?? m.auth.keys[0]).slice('env:'.length), urlEnv: m.base_url.env, path: m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '' };
   });
 }
 
