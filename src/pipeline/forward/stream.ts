@@ -72,15 +72,25 @@ class Preamble {
   }
 }
 
-/** Aborts the attempt when its stream goes silent for `idle_timeout_ms` (issue 29 item 3); refreshed at every piece. */
-function idleGuard(ctx: RequestContext): { refresh(): void; clear(): void } | null {
+/**
+ * Aborts the attempt when its upstream goes silent for `stream_idle_timeout_ms` (issue 29 item 3),
+ * counted from its last piece. While the gateway waits for a slow client (back-pressure: the next
+ * piece is not read) the upstream is not the one silent: the clock starts again once the write is done.
+ */
+function idleGuard(ctx: RequestContext): { refresh(): void; writing(on: boolean): void; clear(): void } | null {
   const attempt = ctx.routing?.current;
   if (!attempt) return null;
+  let writing = false;
   const timer = setTimeout(() => {
+    if (writing) { timer.refresh(); return; }
     attempt.timedOut ??= 'idle_timeout';
     attempt.signal.abort(new GatewayError('upstream_timeout', 'The upstream stream stalled.'));
   }, attempt.idleTimeoutMs);
-  return { refresh: () => { timer.refresh(); }, clear: () => { clearTimeout(timer); } };
+  return {
+    refresh: () => { timer.refresh(); },
+    writing: (on) => { writing = on; if (!on) timer.refresh(); },
+    clear: () => { clearTimeout(timer); },
+  };
 }
 
 /**
@@ -122,7 +132,11 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
         }
       }
       if (failed && !preamble.open) frames = '';
-      if (frames.length > 0) await writeFrames(ctx, frames);
+      if (frames.length > 0) {
+        idle?.writing(true);
+        await writeFrames(ctx, frames);
+        idle?.writing(false);
+      }
       if (ctx.clientGone.aborted) return { kind: 'client_gone' };
       if (failed) return { kind: 'error', error: failed };
     }
