@@ -26,7 +26,7 @@ import { Ledger } from './ledger/ledger.js';
 import { createLimiter } from './limits/index.js';
 import { AuthCache } from './pipeline/auth-cache.js';
 import type { Runtime } from './pipeline/stage.js';
-import { createLogger, logLevelFromEnv } from './observability/log.js';
+import { createLogger, logLevelFromEnv, type LoggerOptions } from './observability/log.js';
 import { timeStatements } from './observability/stage-timings.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { buildServer } from './server/app.js';
@@ -57,6 +57,8 @@ export interface GatewayOptions {
   resolver?: Resolver;
   /** For an in-memory store: the data directory it starts from (see memoryStoreTemplate; tests). */
   memoryTemplate?: Blob;
+  /** Where the log lines go (tests read the access log); default standard output. */
+  logDestination?: LoggerOptions['destination'];
 }
 
 /** Where the gateway's own lines go; `level` defaults to info (outages are warn, recoveries info). */
@@ -87,7 +89,7 @@ function cronEvery(ms: number): string {
 /** Boots a gateway from the manifests. */
 export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
   const env = opts.env ?? process.env;
-  const logger = createLogger({ level: logLevelFromEnv(env) });
+  const logger = createLogger({ level: logLevelFromEnv(env), destination: opts.logDestination });
   const log: LogFn = opts.log ?? ((message, fields, level = 'info') => logger[level](fields ?? {}, message));
   const configFile = resolve(opts.configFile ?? env.GATEWAY_CONFIG ?? resolve(projectRoot(), 'gateway.config.yaml'));
   let raw = await loadGateway(configFile);

@@ -3,7 +3,7 @@
  * the store of the vitest project (in-memory PGlite, or a fresh PostgreSQL database).
  */
 import { request } from 'undici';
-import { startGateway, type LogFn, type RunningGateway } from '../../src/boot.js';
+import { startGateway, type GatewayOptions, type LogFn, type RunningGateway } from '../../src/boot.js';
 import { parseUsd } from '../../src/money.js';
 import type { Simulator } from '../../src/sim/server.js';
 import type { Clock } from '../../src/clock.js';
@@ -28,7 +28,7 @@ export interface TestGateway {
 }
 
 /** Boots a gateway with the project's manifests (or `configFile`) and test-friendly settings. */
-export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: LogFn; clock?: Clock; resolver?: Resolver } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: { configFile?: string; env?: Record<string, string>; watch?: boolean; log?: LogFn; clock?: Clock; resolver?: Resolver; logDestination?: GatewayOptions['logDestination'] } = {}): Promise<TestGateway> {
   // PostgreSQL tests give the gateway a brand-new database; PGlite tests run it on its own in-memory
   // store (GATEWAY_DATA_DIR), which the gateway creates from the run's migrated template. Opening a test
   // PGlite here as well cost a second PGlite start (about 2.5 s) per gateway, only to close it again.
@@ -40,7 +40,7 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
   };
   let gw: RunningGateway;
   try {
-    gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock, resolver: opts.resolver, memoryTemplate: store ? undefined : await memoryTemplate() });
+    gw = await startGateway({ env, configFile: opts.configFile, watch: opts.watch, log: opts.log, clock: opts.clock, resolver: opts.resolver, logDestination: opts.logDestination, memoryTemplate: store ? undefined : await memoryTemplate() });
   } catch (error) {
     await store?.dispose(); // a gateway that failed to start leaves no test database behind
     throw error;
