@@ -106,7 +106,7 @@ export class DeploymentHealth {
     const r = this.record(d);
     r.ttfbEwmaMs = r.ttfbEwmaMs === null ? ttfbMs : r.ttfbEwmaMs + EWMA_ALPHA * (ttfbMs - r.ttfbEwmaMs);
     this.remember(r, false);
-    r.failures = [];
+    if (r.failures.length > 0) r.failures = [];
     r.probing = false;
     r.openedAt = null;
     this.report(d.id, r, 'closed');

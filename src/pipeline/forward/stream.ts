@@ -120,18 +120,21 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       let failed: GatewayError | undefined;
       for (const event of parser.push(decoder.write(chunk))) {
         const step = translator.push(event);
-        let own = '';
-        for (const frame of step.frames) own += frame;
         if (step.error) { failed = step.error; break; }
         if (step.done) done = true;
-        // Frames before the first content wait (a failure then is retried unseen); an error discards them.
-        frames += preamble.pass(own, done);
+        if (preamble.open) {
+          for (const frame of step.frames) frames += frame;
+        } else {
+          // Frames before the first content wait (a failure then is retried unseen, the held frames dropped).
+          let own = '';
+          for (const frame of step.frames) own += frame;
+          frames += preamble.pass(own, done);
+        }
         if (done) {
           drainGuard = setTimeout(() => body.destroy(), DRAIN_MS);
           break;
         }
       }
-      if (failed && !preamble.open) frames = '';
       if (frames.length > 0) {
         idle?.writing(true);
         await writeFrames(ctx, frames);
