@@ -44,6 +44,8 @@ import { projectRoot } from './paths.js';
 import { Availability, withoutCredentials } from './observability/availability.js';
 import { readiness, type ConfigCheck } from './server/readiness.js';
 import { describeProviders, describeStore, type StartupFacts } from './server/startup.js';
+import { Grants } from './ledger/grants/index.js';
+import { GrantMetrics } from './observability/grant-metrics.js';
 
 /** How to start. */
 export interface GatewayOptions {
@@ -78,6 +80,8 @@ export interface RunningGateway {
   reload(): Promise<ManifestError | null>;
   /** SIGTERM: stop accepting, finish what is in flight up to `deadlineMs`, settle everything, close. */
   drain(deadlineMs: number): Promise<void>;
+  /** Posts every charge answered on a credit grant so far (issue 30); the grants stay. */
+  postGrants(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -131,7 +135,10 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     metrics.circuitState(id, CIRCUIT_STATE_VALUE[state]);
     if (state !== 'half_open') log(state === 'open' ? 'deployment circuit opened: skipped until it is probed' : 'deployment circuit closed', { deployment: id }, state === 'open' ? 'warn' : 'info');
   });
-  const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments };
+  // Credit grants (issue 30): requests admitted in memory, charges posted behind the answer.
+  const grants = new Grants(db, () => gateway.settings.grants, () => gateway.settings.checkpointMs, new GrantMetrics(metrics.registry));
+  await grants.start();
+  const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments, grants };
   let lastReload: ConfigCheck['last_reload'] = null;
   const probes = {
     store: async () => { await db.query('SELECT 1'); return storeAvailability.check(); },
@@ -197,6 +204,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     }
   };
   const closeServices = async (): Promise<void> => {
+    // What was answered on grants is posted and the grants given back before the store closes.
+    await grants.close();
     await runtime.upstream.close();
     await runtime.limiter.close();
     await (simulator as Simulator | null)?.close();
@@ -214,6 +223,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     url, app, db, runtime, generation: () => generation, reload,
     facts: () => ({ store: storeTarget, limiter: limiterBackend.describe, adminApi: Boolean(env.GATEWAY_ADMIN_TOKEN), providers: describeProviders(gateway) }),
     get simulator() { return simulator; },
+    postGrants: () => grants.book.flushAll(),
     async drain(deadlineMs: number) {
       watcher?.close();
       await jobs.stop();

@@ -21,6 +21,7 @@ import type { Limits } from '../limits/types.js';
 import { checkDeploymentRoutes, compileSources } from './deployments.js';
 import { checkFallbacks } from './fallbacks.js';
 import { compileRouting, DEFAULT_ROUTING } from './routing.js';
+import { compileGrants } from './grants.js';
 import type { CompiledGateway, CompiledRoute, ConsoleSettings, FilesSettings, GatewaySettings } from './types.js';
 import { parseUsd } from '../money.js';
 
@@ -52,7 +53,7 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     dataDir: env.GATEWAY_DATA_DIR || (c.store?.data_dir ? join(raw.root, c.store.data_dir) : join(raw.root, '.gateway')),
     holdTtlMs: intFromEnv(env, 'GATEWAY_HOLD_TTL_SECONDS', c.billing?.hold_ttl_seconds ?? 900) * 1000,
     sweepIntervalMs: intFromEnv(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', c.billing?.sweep_interval_seconds ?? 30) * 1000,
-    checkpointMs: intFromEnv(env, 'GATEWAY_CHECKPOINT_SECONDS', c.billing?.checkpoint_seconds ?? 5) * 1000,
+    checkpointMs: intFromEnv(env, 'GATEWAY_CHECKPOINT_SECONDS', c.billing?.checkpoint_seconds ?? 1) * 1000,
     inputMarginPercent: BigInt(c.billing?.input_estimate_margin_percent ?? 10),
     simulatorPort: intFromEnv(env, 'SIM_PORT', c.simulator?.port ?? 0),
     limits: limitsOf(c.limits),
@@ -64,6 +65,7 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     console: consoleOf(c.console, env),
     // issue 29 item 3: the defaults, with gateway.config.yaml's `routing:` on top.
     routing: compileRouting(c.routing, DEFAULT_ROUTING, { file: relative(raw.root, raw.configFile), pointer: '/routing', lineOf: raw.configLineOf }),
+    grants: compileGrants(c.billing?.grants),
   };
 }
 

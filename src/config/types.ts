@@ -6,6 +6,7 @@ import type { MultipartSpec } from '../bodies/multipart.js';
 import type { RawBodySpec } from '../bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
 import type { KeyPool } from '../upstream/key-pool.js';
+import type { GrantSettings } from '../ledger/grants/settings.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
 export interface TokenPrices {
@@ -254,6 +255,8 @@ export interface GatewaySettings {
   console: ConsoleSettings;
   /** `routing:` the default retry and fail-over policy of every offering (issue 29 item 3). */
   routing: RoutingPolicy;
+  /** `billing.grants:` credit grants (issue 30). */
+  grants: GrantSettings;
 }
 
 /** `console:` of gateway.config.yaml, lifetimes in milliseconds. */

@@ -38,13 +38,66 @@ export interface GatewayConfigManifest {
     hold_ttl_seconds?: number;
     sweep_interval_seconds?: number;
     /**
-     * How often a running stream records the usage it has delivered on its hold (at most a third of the hold lifetime); after a crash the sweeper bills what was recorded. Default 5.
+     * How often a running stream records the usage it has delivered on its hold or grant (at most a third of the hold lifetime); after a crash the sweeper bills what was recorded. Default 1.
      */
     checkpoint_seconds?: number;
     /**
      * Extra percent reserved over the tokenizer's input estimate.
      */
     input_estimate_margin_percent?: number;
+    /**
+     * Credit grants (issue 30): a replica holds part of an account's balance and admits requests against it in memory; charges are posted behind the answer by a flusher. A crash loses at most max_unposted_usd per account (revenue, never overspend).
+     */
+    grants?: {
+      /**
+       * Off: every request reserves and settles on its own (the strict path). Default true.
+       */
+      enabled?: boolean;
+      /**
+       * deferred (default): charges posted by the flusher, durable, behind the answer; immediate: each answer waits for an asynchronous-commit post (nothing lost on a gateway crash).
+       */
+      post?: 'deferred' | 'immediate';
+      /**
+       * How often charges are posted. Default 100.
+       */
+      flush_ms?: number;
+      /**
+       * A grant not renewed for this long is closed by the sweeper. Default 15.
+       */
+      lease_seconds?: number;
+      /**
+       * U: answered but unposted charges (and stream content not yet recorded) per account per replica; above it answers wait for the flush. Default "0.25".
+       */
+      max_unposted_usd?: string;
+      /**
+       * The same bound over every account of one replica. Default "5".
+       */
+      max_unposted_total_usd?: string;
+      /**
+       * The largest grant per account per replica. Default "5".
+       */
+      max_grant_usd?: string;
+      /**
+       * A grant is at most this fraction of what the account has available. Default 0.25.
+       */
+      balance_fraction?: number;
+      /**
+       * A request quoted above this takes the strict path. Default: half of max_grant_usd.
+       */
+      max_draw_usd?: string;
+      /**
+       * A grant unused this long is given back. Default 30.
+       */
+      idle_return_seconds?: number;
+      /**
+       * Before answering 402, how long to wait for other replicas to give their grants back. Default 250.
+       */
+      reclaim_wait_ms?: number;
+      /**
+       * Store unreachable: continue (default) admits from headroom until the lease or U runs out; stop takes the strict path at once.
+       */
+      on_store_outage?: 'continue' | 'stop';
+    };
   };
   simulator?: {
     /**

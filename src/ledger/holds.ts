@@ -33,8 +33,8 @@ type HoldResult = boolean | UsageRow[] | Error | undefined;
 /** A line of ledger_batch: the item's kind and position (1-based) in its list, and what became of it. */
 interface BatchLine { kind: 'settle' | 'reserve'; n: string | number; status: 'settled' | 'already_settled' | 'not_found' | 'reserved'; charged_at: Date | string; }
 
-/** One usage row as ledger_settle reads it (also the shape of a hold's delivered checkpoint). */
-function rowPayload(r: UsageRow): unknown {
+/** One usage row as ledger_settle reads it (also the shape of a hold's delivered checkpoint, and of a grant's posts). */
+export function rowPayload(r: UsageRow): unknown {
   return { id: r.id, request_id: r.requestId, model: r.model, kind: r.kind, quantity: r.quantity.toString(), unit: r.unit, amount: r.amountNano.toString(), details: r.details, key_id: r.keyId, deployment: r.deployment };
 }
 
@@ -46,7 +46,7 @@ function settlePayload(op: Extract<HoldOp, { kind: 'settle' }>): unknown {
  * Checked rows ready to store: details with bigints as strings, a fresh time-sortable id each. Built
  * field by field: spreading a row that holds bigints took V8's slow path (about 10 µs a row against 1).
  */
-function storedRows(accountId: string, rows: UsageRowInput[]): UsageRow[] {
+export function storedRows(accountId: string, rows: UsageRowInput[]): UsageRow[] {
   rows.forEach(checkCharge);
   return rows.map((r) => usageRow(r, sortableId('use_'), accountId, storedDetails(r.details), new Date(0)));
 }

@@ -18,8 +18,12 @@ export { LedgerError, type AccountView, type ReconcileLine, type UsageRow, type 
 
 const ACCOUNT_VIEW = `
 SELECT a.id, a.balance_nano, a.credit_limit_nano, a.held_nano,
-  (SELECT count(*) FROM holds h WHERE h.account_id = a.id AND h.closed_at IS NULL)::int AS open_holds
-FROM accounts a WHERE a.id = $1`;
+  (SELECT count(*) FROM holds h WHERE h.account_id = a.id AND h.closed_at IS NULL)::int AS open_holds,
+  g.granted_nano, g.open_grants
+FROM accounts a,
+  LATERAL (SELECT coalesce(sum(h.amount_nano), 0) AS granted_nano, count(*)::int AS open_grants
+           FROM holds h WHERE h.account_id = a.id AND h.closed_at IS NULL AND h.kind = 'grant') g
+WHERE a.id = $1`;
 
 interface AccountRow {
   id: string;
@@ -27,6 +31,8 @@ interface AccountRow {
   credit_limit_nano: unknown;
   held_nano: unknown;
   open_holds: number;
+  granted_nano: unknown;
+  open_grants: number;
 }
 
 async function accountView(q: Queryable, accountId: string): Promise<AccountView | null> {
@@ -38,6 +44,8 @@ async function accountView(q: Queryable, accountId: string): Promise<AccountView
     creditLimitNano: toBig(row.credit_limit_nano),
     heldNano: toBig(row.held_nano),
     openHolds: Number(row.open_holds),
+    grantedNano: toBig(row.granted_nano),
+    openGrants: Number(row.open_grants),
   };
 }
 

@@ -7,6 +7,9 @@ export interface AccountView {
   creditLimitNano: bigint;
   heldNano: bigint;
   openHolds: number;
+  /** The part of heldNano that is credit grants (issue 30), and how many of the open holds they are. */
+  grantedNano: bigint;
+  openGrants: number;
 }
 
 /** One charge to write at settle time (a token line, a web-search call, ...). */

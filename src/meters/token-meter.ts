@@ -137,7 +137,10 @@ export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHe
           return { message: `Insufficient balance: this request needs $${formatUsd(s.neededNano)} reserved (its input estimate plus the model's ${hold.maxOutput} output tokens); $${formatUsd(s.availableNano)} is available. Top up.`, param: null };
         }
         : (account: { balanceNano: bigint; creditLimitNano: bigint }) => shortfallMessage(shortfall(hold, account), hold, cap);
-      return { amountNano: quoteAmount(hold), inputEstimate, refusal };
+      const { output } = offering.billing.prices;
+      const per = offering.billing.per;
+      const streamCeiling = { startNano: quoteAmount(hold, 0), perCharNano: (3n * output + per - 1n) / per };
+      return { amountNano: quoteAmount(hold), inputEstimate, refusal, streamCeiling };
     },
 
     bill(ctx, outcome, inputEstimate): Bill | null {

@@ -76,6 +76,12 @@ export interface Quote {
   amountNano: bigint;
   /** The input-token estimate the token meter bills a partial answer with (0 for other meters). */
   inputEstimate: number;
+  /**
+   * What a stream owes at most before its first content (its input and tools) and per character it
+   * delivers (three output tokens: a token is at least one byte, a character at most three), for the
+   * bound on what a crash may leave unbilled (issue 30). Absent: the whole quote until a checkpoint.
+   */
+  streamCeiling?: { startNano: bigint; perCharNano: bigint };
   /** The 402's message and parameter, given what the account has (spec 7; issue 8 item 6). */
   refusal(account: { balanceNano: bigint; creditLimitNano: bigint }): { message: string; param: string | null };
 }

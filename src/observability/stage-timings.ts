@@ -88,6 +88,7 @@ export function timeStatements(db: Db): Db {
     exec: (sql) => db.exec(sql),
     transaction: (fn) => db.transaction(fn),
     close: () => db.close(),
+    ...(db.listen ? { listen: db.listen.bind(db) } : {}),
     run: <T>(statement: Statement, params: unknown[]) => observed(histogram, [statement.name], () => db.run<T>(statement, params)),
   };
 }

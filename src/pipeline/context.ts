@@ -13,6 +13,8 @@ import type { Ticket } from '../limits/types.js';
 import type { Caller } from './auth-cache.js';
 import type { UploadedFile } from '../bodies/multipart.js';
 import type { Translator } from '../translate/types.js';
+import type { Draw } from '../ledger/grants/index.js';
+import type { Quote } from '../meters/types.js';
 
 /** What the forward stage observed, for the meter stage to price: the meters' own outcome type. */
 export type ForwardOutcome = MeterOutcome;
@@ -128,8 +130,13 @@ export interface RequestContext {
   upstream: { choice: RouteUpstream; format: string } | null;
   /** The translator is created by route (its refusals are 400s before any reservation); translate builds the body. */
   translation: { translator: Translator; upstreamBody: unknown; upstreamQuery: Record<string, string[]> | null } | null;
-  /** `settled`: the meter charged it (false when it was released, or handed to a job). */
-  hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean; settled?: boolean } | null;
+  /**
+   * `settled`: the meter charged it (false when it was released, or handed to a job). `draw`: admitted
+   * against the account's credit grant in memory (issue 30), not reserved in the store; `ceiling`
+   * prices what its stream delivers, for the bound on unrecorded content, and `gate` is told each
+   * written piece's delivered length (a promise to wait for when that bound is reached).
+   */
+  hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean; settled?: boolean; draw?: Draw; ceiling?: Quote['streamCeiling'] | null; gate?: (deliveredChars: number) => Promise<void> | null } | null;
   outcome: ForwardOutcome | null;
   /** True once any byte of the answer was written to the client. */
   started: boolean;

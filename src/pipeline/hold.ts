@@ -13,7 +13,9 @@
  */
 import { DependencyUnavailableError, GatewayError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { UsageRowInput } from '../ledger/types.js';
+import { GrantLapsedError, type Draw } from '../ledger/grants/index.js';
+import { storedRows } from '../ledger/holds.js';
+import type { UsageRow, UsageRowInput } from '../ledger/types.js';
 import type { Bill, Demand, Meter, Quote } from '../meters/types.js';
 import { retryWhileUnavailable } from '../store/retry.js';
 import type { RequestContext } from './context.js';
@@ -55,20 +57,24 @@ function rescueReserve(ctx: RequestContext, quote: Quote): bigint {
 }
 
 /**
- * Reserves the meter's quote for the request, or throws the 402; no upstream call without a hold. A
- * stream that may be rescued first asks for its rescue reserve too; an account that cannot hold both
- * is held for the quote alone (its stream then ends with an error if cut, never a spurious 402).
+ * Admits the request against its account's credit grant (issue 30), in memory; false when it takes
+ * the strict path (a job route, no grant, no headroom, a quote above `max_draw_usd`, ...).
  */
-export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: Meter, demand: Demand): Promise<void> {
-  const settings = ctx.gateway.settings;
-  const quote = dearestQuote(ctx, meter, demand);
-  const { inputEstimate } = quote;
-  const extra = rescueReserve(ctx, quote);
-  const amounts = extra > 0n ? [quote.amountNano + extra, quote.amountNano] : [quote.amountNano];
-  // A job's hold lives as long as the job may run (spec 4.16): the poller extends it, and a crash
-  // longer than the usual margin must not let the sweeper give back what a finishing job will bill.
-  const job = jobKindOf(ctx.route);
-  const ttlMs = job ? job.deadlineMs(settings) + settings.holdTtlMs : settings.holdTtlMs;
+function admitOnGrant(ctx: RequestContext, runtime: Runtime, quote: Quote, amountNano: bigint, job: boolean): boolean {
+  const grants = runtime.grants;
+  if (!grants) return false;
+  const accountId = ctx.auth!.accountId;
+  const draw = job ? 'job' : grants.book.admit(accountId, ctx.requestId, amountNano);
+  if (typeof draw === 'string') {
+    grants.strict(draw, accountId, amountNano);
+    return false;
+  }
+  ctx.hold = { id: ctx.requestId, amountNano, inputEstimate: quote.inputEstimate, open: true, draw, ceiling: quote.streamCeiling ?? null };
+  return true;
+}
+
+/** The strict path: one guarded reserve per amount tried, largest first; true when one fitted. */
+async function reserveStrict(ctx: RequestContext, runtime: Runtime, quote: Quote, amounts: bigint[], ttlMs: number): Promise<boolean> {
   for (const amountNano of amounts) {
     let reserved: boolean;
     try {
@@ -76,13 +82,39 @@ export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: 
     } catch (error) {
       // The store went away: the reserve may have committed before its answer was lost, so the hold
       // is given back like any failed request's (a release of a hold that does not exist is a no-op).
-      if (error instanceof DependencyUnavailableError) ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
+      if (error instanceof DependencyUnavailableError) ctx.hold = { id: ctx.requestId, amountNano, inputEstimate: quote.inputEstimate, open: true };
       throw error;
     }
     if (reserved) {
-      ctx.hold = { id: ctx.requestId, amountNano, inputEstimate, open: true };
-      return;
+      ctx.hold = { id: ctx.requestId, amountNano, inputEstimate: quote.inputEstimate, open: true };
+      return true;
     }
+  }
+  return false;
+}
+
+/**
+ * Reserves the meter's quote for the request, or throws the 402; no upstream call without a hold. A
+ * stream that may be rescued first asks for its rescue reserve too; an account that cannot hold both
+ * is held for the quote alone (its stream then ends with an error if cut, never a spurious 402).
+ * The quote is admitted against the account's credit grant when it fits (issue 30), else reserved
+ * on its own; before a 402, grants are reclaimed (this replica's and the others') and it is tried once more.
+ */
+export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: Meter, demand: Demand): Promise<void> {
+  const settings = ctx.gateway.settings;
+  const quote = dearestQuote(ctx, meter, demand);
+  const extra = rescueReserve(ctx, quote);
+  const amounts = extra > 0n ? [quote.amountNano + extra, quote.amountNano] : [quote.amountNano];
+  // A job's hold lives as long as the job may run (spec 4.16): the poller extends it, and a crash
+  // longer than the usual margin must not let the sweeper give back what a finishing job will bill.
+  const job = jobKindOf(ctx.route);
+  if (admitOnGrant(ctx, runtime, quote, amounts[0]!, job !== null)) return;
+  const ttlMs = job ? job.deadlineMs(settings) + settings.holdTtlMs : settings.holdTtlMs;
+  if (await reserveStrict(ctx, runtime, quote, amounts, ttlMs)) return;
+  if (runtime.grants && await runtime.grants.reclaim(ctx.auth!.accountId)) {
+    const fitted = await reserveStrict(ctx, runtime, quote, amounts, ttlMs);
+    runtime.grants.reclaimed(fitted);
+    if (fitted) return;
   }
   throw await insufficientBalance(ctx, runtime, quote);
 }
@@ -91,7 +123,9 @@ export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: 
 export async function releaseHold(ctx: RequestContext, runtime: Runtime): Promise<void> {
   if (!ctx.hold?.open) return;
   ctx.hold.open = false;
-  await runtime.ledger.releaseOrDefer(ctx.hold.id);
+  // A draw on a grant was only ever held in memory: nothing to write.
+  if (ctx.hold.draw) runtime.grants!.book.release(ctx.hold.draw);
+  else await runtime.ledger.releaseOrDefer(ctx.hold.id);
 }
 
 /** The rows with the deployment that served the request (issue 29 item 7), when one did. */
@@ -105,10 +139,27 @@ export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bi
   const hold = ctx.hold!;
   hold.open = false;
   hold.settled = true;
-  // Settling twice charges once, so a settle is retried through a store outage (the answer waits).
   const rows = servedBy(ctx, bill.rows);
-  await retryWhileUnavailable(() => runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows }));
+  if (hold.draw) await postOnGrant(runtime, hold.draw, storedRows(ctx.auth!.accountId, rows));
+  // Settling twice charges once, so a settle is retried through a store outage (the answer waits).
+  else await retryWhileUnavailable(() => runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows }));
   if (!ctx.started) for (const [name, value] of Object.entries(bill.headers)) ctx.reply.header(name, value);
+}
+
+/**
+ * Queues a grant-admitted request's charge for the flusher (issue 30); the answer waits only when
+ * its post must come first (post: immediate, or over `max_unposted_usd`). A post the store refused
+ * (the grant lapsed in an outage and the balance no longer covers it) fails the request, uncharged.
+ */
+async function postOnGrant(runtime: Runtime, draw: Draw, rows: UsageRow[]): Promise<void> {
+  const waiting = runtime.grants!.book.finish(draw, rows);
+  if (!waiting) return;
+  try {
+    await waiting;
+  } catch (error) {
+    if (error instanceof GrantLapsedError) throw new GatewayError('store_unavailable', 'The billing store was unreachable for longer than this request could wait; it was not charged.');
+    throw error;
+  }
 }
 
 /**
@@ -116,8 +167,33 @@ export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bi
  * (`rows`, or none when nothing new was delivered). False when the hold is closed or unknown.
  */
 export function checkpointHold(ctx: RequestContext, runtime: Runtime, rows: UsageRowInput[] | null): Promise<boolean> {
-  const delivered = rows ? { accountId: ctx.auth!.accountId, rows: servedBy(ctx, rows).map((r) => ({ ...r, details: { ...r.details, settled_from: 'checkpoint' } })) } : undefined;
+  const delivered = rows ? { accountId: ctx.auth!.accountId, rows: checkpointRows(ctx, rows) } : undefined;
   return runtime.ledger.extendHold(ctx.hold!.id, ctx.gateway.settings.holdTtlMs, delivered);
+}
+
+/**
+ * A running stream admitted on a grant (issue 30): the flusher records what it delivered on the grant
+ * (`deliveredRows`, a checkpoint's rows), and each piece it writes reports its delivered length (the
+ * hold's `gate`), waiting when the account's unrecorded content is over `max_unposted_usd`.
+ */
+export function trackOnGrant(ctx: RequestContext, runtime: Runtime, deliveredRows: () => UsageRowInput[] | null, deliveredLength: () => number): void {
+  const hold = ctx.hold!;
+  const draw = hold.draw!;
+  const book = runtime.grants!.book;
+  const ceiling = hold.ceiling ?? { startNano: hold.amountNano, perCharNano: 0n };
+  book.track(draw, {
+    snapshot: () => {
+      const rows = deliveredRows();
+      return rows ? storedRows(ctx.auth!.accountId, checkpointRows(ctx, rows)) : null;
+    },
+    rows: [], startRecorded: false, chars: deliveredLength(), recordedChars: 0, snapshotAt: book.now(), ...ceiling,
+  });
+  hold.gate = (chars) => (draw.done ? null : book.delivered(draw, chars));
+}
+
+/** A checkpoint's rows: served by the request's deployment, marked as settled from a checkpoint. */
+function checkpointRows(ctx: RequestContext, rows: UsageRowInput[]): UsageRowInput[] {
+  return servedBy(ctx, rows).map((r) => ({ ...r, details: { ...r.details, settled_from: 'checkpoint' } }));
 }
 
 /** The accepted job takes the request's hold over (spec 4.16): the request ends without settling or releasing it. */

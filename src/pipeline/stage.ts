@@ -2,6 +2,7 @@
 import type { CompiledRoute } from '../config/types.js';
 import type { DeploymentHealth } from '../routing/health.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { Grants } from '../ledger/grants/index.js';
 import type { Limiter } from '../limits/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { AuthCache } from './auth-cache.js';
@@ -35,6 +36,8 @@ export interface Runtime {
   urlResolver?: Resolver;
   /** Every deployment's circuit, in-flight count and latency (issue 29 item 5), per process. */
   deployments: DeploymentHealth;
+  /** Credit grants (issue 30); absent: every request reserves and settles on its own. */
+  grants?: Grants;
 }
 
 /** One of the seven fixed stages. */

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { DependencyUnavailableError } from '../errors.js';
 import type { Availability } from '../observability/availability.js';
 import { isConnectionError } from './connection-errors.js';
+import { listenPostgres } from './listen.js';
 import type { Db, Statement, Tx } from './types.js';
 
 /** How long a call may wait for a connection (a new one, or a free one from the pool). */
@@ -105,6 +106,9 @@ export async function openPostgres(databaseUrl: string, opts: { max?: number; av
     },
     transaction<T>(fn: (tx: Tx) => Promise<T>) {
       return guarded(availability, () => runTransaction(pool, fn));
+    },
+    listen(channel: string, handler: (payload: string) => void) {
+      return listenPostgres(databaseUrl, channel, handler);
     },
     async close() {
       if (closed) return;

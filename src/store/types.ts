@@ -30,5 +30,7 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Runs a multi-statement script without parameters, outside any transaction. */
   exec(sql: string): Promise<void>;
+  /** Calls `handler` with each NOTIFY payload on `channel` (PostgreSQL: replicas signal each other); resolves with the stop. */
+  listen?(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

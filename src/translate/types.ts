@@ -39,6 +39,8 @@ export interface StreamTranslator {
   usage(): TokenUsage | null;
   /** Text delivered to the client so far (content, tool names and arguments), for counting output the upstream did not report. */
   deliveredText(): string;
+  /** The length of deliveredText(), without joining it (read on every piece of a stream on a credit grant). */
+  deliveredLength(): number;
   /** The frame that ends a broken stream, when the stream's own state shapes it (e.g. a sequence number); else the format's. */
   errorFrame?(error: GatewayError): string;
   /**

@@ -189,7 +189,7 @@ async function failure(c: Case, name: FaultName): Promise<void> {
   try {
     const answer = await send(c, account);
     expect(answer.status, `${c.route.manifest.id} via ${c.operation}: ${JSON.stringify(answer.body)}`).toBe(c.statuses[name] ?? FAULTS[name].status);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 5_000_000_000n, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 5_000_000_000n, heldNano: 0n, openHolds: 0 });
     expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
   } finally {
     await t.clearFaults();
@@ -233,7 +233,7 @@ describe('conformance', () => {
       const account = await t.account('5');
       const answer = await send(c, account);
       expect(answer.status, `${c.route.manifest.id} via ${c.operation}: ${JSON.stringify(answer.body)}`).toBe(200);
-      const view = await t.gw.runtime.ledger.getAccount(account.id);
+      const view = await t.settled(account.id);
       const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
       // A job route (spec 4.16): the accepted job owns the hold; the poller bills it (test/e2e/videos.test.ts).
       if (c.route.manifest.job) {
@@ -322,13 +322,13 @@ describe('conformance: the video job poller', () => {
   for (const c of pollerCases) {
     it(`${c.name}: ${c.name === 'success' ? 'completes the job and bills it once' : 'the job stays due with its hold, nothing charged'}`, async () => {
       const { account, jobId } = jobs.get(c.name)!;
-      const before = await t.gw.runtime.ledger.getAccount(account.id);
+      const before = await t.settled(account.id);
       for (const fault of c.faults) await t.fault(fault);
       await setDue(jobId, new Date(Date.now() - 1_000));
       try {
         const report = await runPoller();
         const [job] = await t.gw.db.query<{ state: string }>('SELECT state FROM video_jobs WHERE id = $1', [jobId]);
-        const view = await t.gw.runtime.ledger.getAccount(account.id);
+        const view = await t.settled(account.id);
         const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
         if (c.name === 'success') {
           expect(report).toMatchObject({ polled: 1, completed: 1, errors: 0 });

@@ -52,7 +52,7 @@ describeBrowser('the console in a browser', () => {
   const sdk = (apiKey: string): OpenAI => new OpenAI({ baseURL: `${t.url}/v1`, apiKey, maxRetries: 0 });
   const chat = (apiKey: string): Promise<OpenAI.ChatCompletion> =>
     sdk(apiKey).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello from the browser test' }], max_tokens: 16 });
-  const balance = async (): Promise<bigint> => (await t.gw.runtime.ledger.getAccount(accountId))!.balanceNano;
+  const balance = async (): Promise<bigint> => (await t.settled(accountId))!.balanceNano;
 
   /** The page's basics: one h1, every form control labelled. */
   async function expectBasics(p: Page): Promise<void> {

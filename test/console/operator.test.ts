@@ -22,7 +22,7 @@ describeStore('console operator view', () => {
     const form = await client.get('/console/operator');
     return client.post('/console/operator/signin', { token }, csrfOf(form.text));
   };
-  const balance = async (): Promise<bigint> => (await t.gw.runtime.ledger.getAccount(accountId))!.balanceNano;
+  const balance = async (): Promise<bigint> => (await t.settled(accountId))!.balanceNano;
   const accountPath = (): string => `/console/operator/accounts/${accountId}`;
 
   beforeAll(async () => {

@@ -44,7 +44,7 @@ describe('console sign-up and sign-in', () => {
     expect(session).toMatch(/Path=\/console/);
     expect(await accounts()).toBe(before + 1);
     const [user] = await t.gw.db.query<{ account_id: string }>("SELECT account_id FROM console_users WHERE email = 'ada@example.com'");
-    expect((await t.gw.runtime.ledger.getAccount(user!.account_id))!.balanceNano).toBe(0n);
+    expect((await t.settled(user!.account_id))!.balanceNano).toBe(0n);
     // The link works once.
     const again = await new ConsoleClient(t.url).get(link.pathname + link.search);
     expect(again.status).toBe(400);

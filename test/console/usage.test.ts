@@ -127,7 +127,7 @@ describe('console usage and balance', () => {
   });
 
   it('shows the balance, held amount, credit and available exactly, and the top-up', async () => {
-    const account = (await t.gw.runtime.ledger.getAccount(ann.id))!;
+    const account = (await t.settled(ann.id))!;
     expect(account.balanceNano).toBeLessThan(5_000_000_000n);
     const page = await ann.client.get('/console/usage');
     expect(page.status).toBe(200);

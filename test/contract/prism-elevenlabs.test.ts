@@ -70,7 +70,7 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: ElevenLabs reques
     const res = await fetch(`${t.url}/v1/audio/sound-effects`, { method: 'POST', headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'x', duration_seconds: 1 }) });
     await res.arrayBuffer();
     expect(res.status).toBe(502);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 1_000_000_000n, heldNano: 0n });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n, heldNano: 0n });
   });
 
   it('negative control: Prism rejects a body without the required text, so the passes above mean something', async () => {

@@ -71,7 +71,7 @@ async function idle(t: TestGateway): Promise<void> {
 }
 
 async function ledgerOf(t: TestGateway, accountId: string) {
-  const account = await t.gw.runtime.ledger.getAccount(accountId);
+  const account = await t.settled(accountId);
   const rows = (await t.gw.runtime.ledger.listUsage(accountId)).data;
   return { account, rows: rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model })) };
 }

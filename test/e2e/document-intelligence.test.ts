@@ -130,7 +130,7 @@ describeStore(`OCR and document analysis (${storeKind})`, () => {
     }
     // 1 + 2 + 7 pages at $0.0015: $0.015.
     expect(spent).toBe(15_000_000n);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: FULL - spent, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: FULL - spent, heldNano: 0n, openHolds: 0 });
   });
 
   it('analyzes a layout: content, paragraphs, a table; a PNG and a JPEG are one page each in pixels', async () => {
@@ -155,7 +155,7 @@ describeStore(`OCR and document analysis (${storeKind})`, () => {
     await expectPages(account, photo, ROUTES[0], 1);
     expect(photo.json.pages[0]).toMatchObject({ unit: 'pixel', width: 64, height: 96 });
     // 3 layout pages at $0.01 and 1 read page at $0.0015.
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: FULL - 31_500_000n, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: FULL - 31_500_000n, heldNano: 0n, openHolds: 0 });
   });
 
   it('bills only the pages processed: a page range, a partial result', async () => {
@@ -165,7 +165,7 @@ describeStore(`OCR and document analysis (${storeKind})`, () => {
     expect(range.json.pages.map((p: { page_number: number }) => p.page_number)).toEqual([2, 3, 6]);
     const partial = await post('/v1/documents/analyze', account.key, { document: b64(await markedPdf(7, 'sim:partial')) });
     await expectPages(account, partial, ROUTES[1], 4);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: FULL - 3n * READ_PAGE_NANO - 4n * LAYOUT_PAGE_NANO, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: FULL - 3n * READ_PAGE_NANO - 4n * LAYOUT_PAGE_NANO, heldNano: 0n, openHolds: 0 });
   });
 
   it('reserves every page of the input: a balance below it is a 402 with nothing upstream', async () => {

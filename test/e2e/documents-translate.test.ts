@@ -77,7 +77,7 @@ describeStore(`documents translate (${storeKind})`, () => {
     const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model })))
       .toEqual([{ kind: 'documents-translate', unit: 'character', quantity: BigInt(BILLED_CHARACTERS), amount, model: 'document-translation' }]);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });
     const last = await (await fetch(`${t.sim.url}/__sim/last`)).json() as { path: string; headers: Record<string, string> };
     expect(last.path).toBe('/translator/document:translate');
     expect(last.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);

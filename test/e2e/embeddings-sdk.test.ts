@@ -28,7 +28,7 @@ describeStore('openai SDK embeddings against the gateway', () => {
   for (const model of ['text-embedding-3-small', 'embed-fast', 'embed-pro']) {
     it(`${model}: the default (base64, decoded by the SDK) equals the float answer, and each call is billed exactly`, async () => {
       const input = ['The quick brown fox', 'jumps over the lazy dog'];
-      const before = (await t.gw.runtime.ledger.getAccount(account.id))!.balanceNano;
+      const before = (await t.settled(account.id))!.balanceNano;
       const decoded = await client.embeddings.create({ model, input });
       // The SDK asked for base64 on the wire; the upstream was asked for the same encoding.
       const upstream = await lastUpstreamBody();
@@ -40,7 +40,7 @@ describeStore('openai SDK embeddings against the gateway', () => {
       expect(decoded.data.map((d) => d.embedding)).toEqual(floats.data.map((d) => d.embedding));
       expect(decoded.usage).toEqual(floats.usage);
       expect(decoded.usage.total_tokens).toBe(decoded.usage.prompt_tokens);
-      const after = (await t.gw.runtime.ledger.getAccount(account.id))!;
+      const after = (await t.settled(account.id))!;
       expect(before - after.balanceNano).toBe(2n * BigInt(decoded.usage.prompt_tokens) * NANO_PER_TOKEN[model]!);
       expect(after.openHolds).toBe(0);
       const rows = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 2 })).data;
@@ -61,12 +61,12 @@ describeStore('openai SDK embeddings against the gateway', () => {
   // embed-v4.0 tops out at 1536 (providers/cohere.yaml): 2048 (spec 4.15) is the 1536 embedding and 512
   // zeros. The simulator's vectors are deterministic per model, text and dimension, so the two calls compare.
   it('embed-fast at dimensions 2048: the 1536 embedding followed by 512 zeros, decoded by the SDK, billed as 1536', async () => {
-    const before = (await t.gw.runtime.ledger.getAccount(account.id))!.balanceNano;
+    const before = (await t.settled(account.id))!.balanceNano;
     const padded = await client.embeddings.create({ model: 'embed-fast', input: 'x', dimensions: 2048 });
     expect(await lastUpstreamBody()).toMatchObject({ model: 'embed-v4.0', embedding_types: ['base64'], output_dimension: 1536 });
-    const middle = (await t.gw.runtime.ledger.getAccount(account.id))!.balanceNano;
+    const middle = (await t.settled(account.id))!.balanceNano;
     const native = await client.embeddings.create({ model: 'embed-fast', input: 'x', dimensions: 1536 });
-    const after = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const after = (await t.settled(account.id))!;
     const vector = padded.data[0]!.embedding;
     expect(vector).toHaveLength(2048);
     expect(vector.slice(1536)).toEqual(Array(512).fill(0));

@@ -43,7 +43,7 @@ describeStore(`embeddings (${storeKind})`, () => {
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model, requestId: r.requestId }))).toEqual([
       { kind: 'embeddings', unit: 'token', quantity: BigInt(tokens), amount, model, requestId: a.headers.get('x-request-id') },
     ]);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - amount, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - amount, heldNano: 0n, openHolds: 0 });
   };
 
   describe('OpenAI-format offerings', () => {

@@ -82,7 +82,7 @@ describeStore('hardening: upstream timeouts from the provider manifest', () => {
       expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/);
     }
     expect(await settledState(t, account.id)).toEqual(before);
-    expect((await t.gw.runtime.ledger.getAccount(account.id))!.heldNano).toBe(0n);
+    expect((await t.settled(account.id))!.heldNano).toBe(0n);
   }, 30_000);
 
   it('keeps the other providers on their own timeouts, and recovers once the upstream is fast again', async () => {

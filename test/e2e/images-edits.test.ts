@@ -38,7 +38,7 @@ describeStore(`images: the openai SDK images.edit against the gateway (${storeKi
   });
   afterAll(async () => { await t?.dispose(); });
 
-  const balance = async (id = account.id) => (await t.gw.runtime.ledger.getAccount(id))!;
+  const balance = async (id = account.id) => (await t.settled(id))!;
   const lastUpstream = async (): Promise<{ path: string; headers: Record<string, string>; body: unknown }> => (await fetch(`${t.sim.url}/__sim/last`)).json() as Promise<{ path: string; headers: Record<string, string>; body: unknown }>;
   /** The part names of the last upstream multipart body, in order. */
   const upstreamParts = async (): Promise<string[]> => {

@@ -63,7 +63,7 @@ describeStore('images: the flex model flux-2-flex (BFL) through the gateway', ()
     await canary?.close();
   });
 
-  const balance = async (id = account.id) => (await t.gw.runtime.ledger.getAccount(id))!;
+  const balance = async (id = account.id) => (await t.settled(id))!;
   const lastRow = async (id = account.id) => (await t.gw.runtime.ledger.listUsage(id, { limit: 1 })).data[0];
 
   it('the public catalogue lists the model as available, billed per megapixel (1024x1024 unit) at its price', async () => {

@@ -32,7 +32,7 @@ describeStore('images: the openai SDK images.generate against the gateway', () =
   });
   afterAll(async () => { await t?.dispose(); });
 
-  const balance = async (id = account.id) => (await t.gw.runtime.ledger.getAccount(id))!;
+  const balance = async (id = account.id) => (await t.settled(id))!;
   const lastUpstreamBody = async (): Promise<any> => ((await (await fetch(`${t.sim.url}/__sim/last`)).json()) as { body: unknown }).body;
 
   it('gpt-image-1, n=2: two base64 PNGs, billed exactly the reported tokens', async () => {

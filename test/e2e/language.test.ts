@@ -58,7 +58,7 @@ async function billed(t: TestGateway, account: { id: string }, a: Answer, record
   expect(a.headers.get('x-gateway-text-records')).toBe(String(records));
   const amount = RECORD_NANO * BigInt(records);
   expect(await usageRows(t, account)).toEqual([{ kind, unit: 'text_record', quantity: BigInt(records), amount, model: 'language-standard' }]);
-  expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });
+  expect(await t.settled(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });
 }
 
 describeStore(`language analysis (${storeKind})`, () => {
@@ -121,7 +121,7 @@ describeStore(`language analysis (${storeKind})`, () => {
     expect(a.json.errors.map((e: any) => e.index)).toEqual([0, 1, 2]);
     expect(a.json.usage).toEqual({ input_elements: 0, output_elements: 0, text_records: 0 });
     expect(a.headers.get('x-gateway-cost-usd')).toBe('0');
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: BALANCE, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: BALANCE, heldNano: 0n, openHolds: 0 });
     // The request succeeded with nothing billable: one usage row of 0 records and $0.
     expect(await usageRows(t, account)).toEqual([{ kind: 'language-analyze', unit: 'text_record', quantity: 0n, amount: 0n, model: 'language-standard' }]);
   });
@@ -191,7 +191,7 @@ describeStore(`language analysis (${storeKind})`, () => {
     await untouched(t, account, 1_000_000n);
     const fits = await analyze(account.key, { text: 'one' });
     expect(fits.status).toBe(200);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n });
   });
 
   it('charges nothing when the vendor fails or answers garbage', async () => {
@@ -347,7 +347,7 @@ describeStore(`language summarization (${storeKind})`, () => {
     const enough = await t.account('0.002');
     const a = await summarize(enough.key, { text: 'A short document.' });
     expect(a.status).toBe(200);
-    expect(await t.gw.runtime.ledger.getAccount(enough.id)).toMatchObject({ balanceNano: 1_000_000n, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(enough.id)).toMatchObject({ balanceNano: 1_000_000n, heldNano: 0n, openHolds: 0 });
   });
 
   it('refuses bad input with a 400 naming the parameter, reserving and charging nothing', async () => {

@@ -54,7 +54,7 @@ describeStore(`moderations of images (${storeKind})`, () => {
     const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(usage).toHaveLength(rows);
     expect(usage.find((r) => r.requestId === a.headers.get('x-request-id'))).toMatchObject({ kind: 'moderations', unit: 'record', quantity: 1n, amountNano: RECORD_NANO, model: 'content-safety-image' });
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: FULL - BigInt(rows) * RECORD_NANO, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: FULL - BigInt(rows) * RECORD_NANO, heldNano: 0n, openHolds: 0 });
   }
 
   it('scores a base64 image on image:analyze in the text answer\'s shape, one record billed', async () => {

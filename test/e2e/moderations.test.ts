@@ -52,7 +52,7 @@ describeStore(`moderations (${storeKind})`, () => {
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model, requestId: r.requestId }))).toEqual([
       { kind: 'moderations', unit: 'record', quantity: 1n, amount: RECORD_NANO, model: 'content-safety-text', requestId: a.headers.get('x-request-id') },
     ]);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - RECORD_NANO, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - RECORD_NANO, heldNano: 0n, openHolds: 0 });
   });
 
   it('scores all four categories when none are named, and bills one record for the longest text (10,000 code points)', async () => {

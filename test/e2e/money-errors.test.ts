@@ -40,7 +40,7 @@ describeStore('money errors', () => {
     return { status: res.status, error: res.status >= 400 ? json.error! : null };
   }
 
-  const balance = async (id: string): Promise<bigint> => (await t.gw.runtime.ledger.getAccount(id))!.balanceNano;
+  const balance = async (id: string): Promise<bigint> => (await t.settled(id))!.balanceNano;
 
   interface Case { name: string; format: Format; body: Record<string, unknown>; param: string; capName: string; cap: number; clientSet: boolean; type: string }
   const chatMessages = [{ role: 'user', content: 'How much does this cost?' }];

@@ -62,7 +62,7 @@ describeStore(`multipart route (${storeKind})`, () => {
       expect(a.status, `${path} ${JSON.stringify(a.json)}`).toBe(status);
       expect(a.json.error.param ?? null).toBe(param);
     }
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 1_000_000_000n, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n, heldNano: 0n, openHolds: 0 });
     expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
   });
 });

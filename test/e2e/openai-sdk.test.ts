@@ -24,14 +24,14 @@ describeStore('openai SDK against the gateway', () => {
   afterAll(async () => { await t?.dispose(); });
 
   it('creates a chat completion and bills its reported usage exactly', async () => {
-    const before = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const before = (await t.settled(account.id))!;
     const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] });
     expect(completion.object).toBe('chat.completion');
     expect(completion.model).toBe('gpt-4o-mini');
     expect(completion.choices[0]!.message.content).toContain('Say hello');
     const usage = completion.usage!;
     expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
-    const after = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const after = (await t.settled(account.id))!;
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(usage.prompt_tokens, usage.completion_tokens));
     expect(after.openHolds).toBe(0);
     const rows = await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 });
@@ -42,7 +42,7 @@ describeStore('openai SDK against the gateway', () => {
   it('streams, bills the stream like the JSON answer, and hides usage unless asked', async () => {
     const messages = [{ role: 'user' as const, content: 'Stream please' }];
     const json = await client.chat.completions.create({ model: 'gpt-4o-mini', messages });
-    const before = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const before = (await t.settled(account.id))!;
     const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages, stream: true });
     let text = '';
     let sawUsage = false;
@@ -52,7 +52,7 @@ describeStore('openai SDK against the gateway', () => {
     }
     expect(text).toBe(json.choices[0]!.message.content);
     expect(sawUsage).toBe(false);
-    const after = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const after = (await t.settled(account.id))!;
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(json.usage!.prompt_tokens, json.usage!.completion_tokens));
 
     const withUsage = await client.chat.completions.create({ model: 'gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } });
@@ -82,13 +82,13 @@ describeStore('openai SDK against the gateway', () => {
   });
 
   it('prices cached prompt tokens at the cached rate', async () => {
-    const before = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const before = (await t.settled(account.id))!;
     // The simulator reports half the prompt as cached when the request carries a prompt_cache_key.
     const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cache me please, a long prompt' }], prompt_cache_key: 'k1' });
     const usage = completion.usage!;
     const cached = usage.prompt_tokens_details!.cached_tokens!;
     expect(cached).toBeGreaterThan(0);
-    const after = (await t.gw.runtime.ledger.getAccount(account.id))!;
+    const after = (await t.settled(account.id))!;
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(usage.prompt_tokens, usage.completion_tokens, cached));
     const [row] = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
     expect(row!.details).toMatchObject({ input: usage.prompt_tokens, cached });
@@ -111,7 +111,7 @@ describeStore('openai SDK against the gateway', () => {
     const model = await poor.models.retrieve('gpt-4o-mini');
     expect(model).toMatchObject({ id: 'gpt-4o-mini', object: 'model', owned_by: 'openai' });
     await expect(poor.models.retrieve('no-such-model')).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
-    expect((await t.gw.runtime.ledger.getAccount(broke.id))!.balanceNano).toBe(0n);
+    expect((await t.settled(broke.id))!.balanceNano).toBe(0n);
   });
 
   it('refuses a chat at zero balance with 402 before any upstream call', async () => {
@@ -121,6 +121,6 @@ describeStore('openai SDK against the gateway', () => {
     await expect(poor.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }))
       .rejects.toMatchObject({ status: 402, code: 'insufficient_balance' });
     expect(t.sim.requests).toBe(before);
-    expect(parseUsd('0')).toBe((await t.gw.runtime.ledger.getAccount(broke.id))!.balanceNano);
+    expect(parseUsd('0')).toBe((await t.settled(broke.id))!.balanceNano);
   });
 });

@@ -85,7 +85,7 @@ describeStore(`redact-pii made available by the operator (${storeKind})`, () => 
       const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
       expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model })))
         .toEqual([{ kind: 'documents-redact-pii', unit: 'page', quantity: BigInt(pages), amount, model: 'pii-redaction' }]);
-      expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });
+      expect(await t.settled(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });
       const last = await (await fetch(`${t.sim.url}/__sim/last`)).json() as { path: string; headers: Record<string, string> };
       expect(last.path).toBe('/pii/v1/documents:redact-pdf');
       expect(last.headers['content-type']).toBe('application/pdf');

@@ -100,7 +100,7 @@ describeOnce('Redis outage, fail_closed', () => {
     const account = await t.account('5');
     expect((await post(t, account.key, '/v1/chat/completions', chat)).status).toBe(200);
     expect((await ready(t)).status).toBe(200);
-    const before = await t.gw.runtime.ledger.getAccount(account.id);
+    const before = await t.settled(account.id);
 
     await proxy.cut();
     const answers = await Promise.all(Array.from({ length: 12 }, () => post(t, account.key, '/v1/chat/completions', chat)));
@@ -120,7 +120,7 @@ describeOnce('Redis outage, fail_closed', () => {
     expect(down.body.checks.limiter.target).not.toContain('not-a-real-password');
 
     // Nothing reserved or charged.
-    const during = await t.gw.runtime.ledger.getAccount(account.id);
+    const during = await t.settled(account.id);
     expect(during).toEqual(before);
     expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(1);
 
@@ -161,7 +161,7 @@ describeOnce('Redis outage, fail_closed', () => {
     for (const a of answers.filter((x) => x.status === 200 && x.body.startsWith('data:'))) expect(a.body).toContain('data: [DONE]');
 
     // Every hold closes; exactly one usage row per answered request, none for a refused one.
-    await until('every hold closed', async () => (await t.gw.runtime.ledger.getAccount(account.id))!.openHolds === 0, 30_000);
+    await until('every hold closed', async () => (await t.settled(account.id))!.openHolds === 0, 30_000);
     const rows = await t.gw.db.query<{ request_id: string; n: number }>(
       'SELECT request_id, count(*)::int AS n FROM usage_rows WHERE account_id = $1 GROUP BY request_id', [account.id]);
     const charged = new Map(rows.map((r) => [r.request_id, r.n]));

@@ -33,7 +33,7 @@ describeStore(`rerank (${storeKind})`, () => {
     const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ kind: 'rerank', unit: 'search', quantity: 1n, amountNano: 2_000_000n, model: 'rerank-pro', requestId: a.headers.get('x-request-id') });
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 998_000_000n, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 998_000_000n, heldNano: 0n, openHolds: 0 });
   });
 
   it('bills one search whatever the result count: top_n 1 over 1,000 documents', async () => {

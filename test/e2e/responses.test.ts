@@ -73,7 +73,7 @@ describeStore('responses with the openai SDK', () => {
     expect(before.balanceNano - after.balanceNano).toBe(tokens.amountNano + 20_000_000n);
     const refund = await t.gw.runtime.ledger.refund(searches[0]!.id);
     expect(refund).toMatchObject({ kind: 'refund', amountNano: -10_000_000n, refundOf: searches[0]!.id });
-    expect((await t.gw.runtime.ledger.getAccount(a.id))!.balanceNano).toBe(after.balanceNano + 10_000_000n);
+    expect((await t.settled(a.id))!.balanceNano).toBe(after.balanceNano + 10_000_000n);
     const line = (await t.gw.runtime.ledger.reconcile()).find((l) => l.accountId === a.id)!;
     expect(line.differenceNano).toBe(0n);
   });

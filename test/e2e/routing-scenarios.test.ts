@@ -186,7 +186,7 @@ describeStore('routing scenarios (issue 29)', () => {
     it('S08 continued: a cut stream of a model that takes a prefill is finished on its backup as one answer, each part billed once', async () => {
       const a = await account();
       const whole = (await stream(a.client, 'r08')).text;
-      const opening = (await t.gw.runtime.ledger.getAccount(a.id))!.balanceNano;
+      const opening = (await t.settled(a.id))!.balanceNano;
       // message_start, content_block_start and ping come before the first word: 43 events are 40 words.
       await t.fault({ answer_words: 60, truncate_after_chunks: 43 }, 'r08-a');
       await t.fault({ answer_words: 60 }, 'r08-b');
@@ -203,7 +203,7 @@ describeStore('routing scenarios (issue 29)', () => {
       expect(rows.map((row) => row.deployment)).toEqual(['anthropic/r08-a', 'anthropic/r08-b']);
       expect(rows[0]!.details.counted_by).toBe('gateway_tokenizer');
       expect(rows[1]!.details.counted_by).toBeUndefined();
-      const after = (await t.gw.runtime.ledger.getAccount(a.id))!.balanceNano;
+      const after = (await t.settled(a.id))!.balanceNano;
       expect(opening - after).toBe(rows[0]!.amountNano + rows[1]!.amountNano);
     });
 

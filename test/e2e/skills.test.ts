@@ -66,7 +66,7 @@ describe('skills', () => {
     const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(usage.map((r) => r.kind)).toEqual(['tokens']);
     // Generated files are downloadable with nothing left to spend, and count in the account's files.
-    expect((await t.gw.runtime.ledger.getAccount(account.id))!.balanceNano < 0n).toBe(true);
+    expect((await t.settled(account.id))!.balanceNano < 0n).toBe(true);
     const list = await (await fetch(`${t.url}/v1/files`, { headers: { 'x-api-key': account.key, 'anthropic-version': '2023-06-01' } })).json() as { data: Array<{ downloadable: boolean }> };
     expect(list.data.map((f) => f.downloadable)).toEqual([true, true]);
     // The official SDKs download them too.

@@ -47,7 +47,7 @@ describeStore(`sound effects (${storeKind})`, () => {
     // The admin API shows the seconds themselves (the stored quantity counts half-second steps).
     const listed = await (await fetch(`${t.url}/admin/accounts/${account.id}/usage`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json() as { data: Array<{ quantity: number; unit: string }> };
     expect(listed.data.map((r) => [r.quantity, r.unit]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([[0.5, 'second'], [1.5, 'second'], [30, 'second']]);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - spent, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - spent, heldNano: 0n, openHolds: 0 });
     const last = await (await fetch(`${t.sim.url}/__sim/last`)).json() as { path: string; body: unknown };
     expect(last.path).toBe('/v1/sound-generation');
     expect(last.body).toEqual({ text: 'A wooden door creaks open.', model_id: 'eleven_text_to_sound_v2', duration_seconds: 30, loop: true, prompt_influence: 0.6 });
@@ -100,6 +100,6 @@ describeStore(`sound effects (${storeKind})`, () => {
     const fits = await generate(poor.key, { ...body, duration_seconds: 2.5 });
     expect(fits.status).toBe(200);
     await fits.arrayBuffer();
-    expect(await t.gw.runtime.ledger.getAccount(poor.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n });
+    expect(await t.settled(poor.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n });
   });
 });

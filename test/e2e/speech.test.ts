@@ -50,7 +50,7 @@ describeStore(`speech (${storeKind})`, () => {
     const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ kind: 'speech', unit: 'character', quantity: BigInt(characters), amountNano: amount, model: 'eleven_multilingual_v2' });
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - amount, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - amount, heldNano: 0n, openHolds: 0 });
     // What ElevenLabs received: the voice id in the path, settings in voice_settings, MP3 asked for.
     const last = await (await fetch(`${t.sim.url}/__sim/last`)).json() as { path: string; body: unknown };
     expect(last.path).toBe('/v1/text-to-speech/JBFqnCBsd6RMkjVDRZzb');

@@ -84,8 +84,8 @@ async function call(t: TestGateway, key: string, stream: boolean): Promise<Answe
 
     // Every hold closes (releases of refused requests are retried once the store is back).
     const deadline = Date.now() + 30_000;
-    let view = await t.gw.runtime.ledger.getAccount(account.id);
-    while (view!.openHolds !== 0 && Date.now() < deadline) { await sleep(200); view = await t.gw.runtime.ledger.getAccount(account.id); }
+    let view = await t.settled(account.id);
+    while (view!.openHolds !== 0 && Date.now() < deadline) { await sleep(200); view = await t.settled(account.id); }
     expect(view!.openHolds).toBe(0);
 
     // Exactly one token row per answered request, none for a refused one.

@@ -31,7 +31,7 @@ describeStore(`audio transcriptions and translations (${storeKind})`, () => {
   });
   afterAll(async () => { await t?.dispose(); });
 
-  const balance = async (id: string): Promise<bigint> => (await t.gw.runtime.ledger.getAccount(id))!.balanceNano;
+  const balance = async (id: string): Promise<bigint> => (await t.settled(id))!.balanceNano;
   const lastUpstream = async (): Promise<{ path: string; headers: Record<string, string> }> => (await fetch(`${t.sim.url}/__sim/last`)).json() as Promise<{ path: string; headers: Record<string, string> }>;
   const form = (fields: Record<string, string>, file?: { data: Buffer; name: string; type: string }): FormData => {
     const f = new FormData();
@@ -99,7 +99,7 @@ describeStore(`audio transcriptions and translations (${storeKind})`, () => {
       const [row] = (await t.gw.runtime.ledger.listUsage(edge.id, { limit: 1 })).data;
       expect(row).toMatchObject({ kind: 'audio-transcriptions', unit: 'second', quantity: seconds, amountNano: seconds * NANO_PER_SECOND, model: 'whisper-1' });
     }
-    expect(await t.gw.runtime.ledger.getAccount(edge.id)).toMatchObject({ heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(edge.id)).toMatchObject({ heldNano: 0n, openHolds: 0 });
   });
 
   it('JSON with a finalized AUDIO_INPUT file_id: the file goes upstream as the multipart part, verbose_json with word timestamps', async () => {
@@ -165,7 +165,7 @@ describeStore(`audio transcriptions and translations (${storeKind})`, () => {
     // 59.9 s fits exactly: the hold is the charge, $0.006.
     const c = await postForm(short.key, '/v1/audio/transcriptions', form({ model: 'whisper-1' }, { data: wavOfTenths(599), name: 'a.wav', type: 'audio/wav' }));
     expect(c.status, JSON.stringify(c.json)).toBe(200);
-    expect(await t.gw.runtime.ledger.getAccount(short.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(short.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n, openHolds: 0 });
   });
 
   it('an upstream failure charges nothing and releases the hold', async () => {

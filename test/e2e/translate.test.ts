@@ -33,7 +33,7 @@ describeStore(`translate (${storeKind})`, () => {
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model }))).toEqual([
       { kind: 'translate', unit: 'character', quantity: 36n, amount: 360_000n, model: 'translator-standard' },
     ]);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - 360_000n, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - 360_000n, heldNano: 0n, openHolds: 0 });
   });
 
   it('sends `from` when given (no detection) and takes a single text and language as strings', async () => {
@@ -88,7 +88,7 @@ describeStore(`translate (${storeKind})`, () => {
     expect(refused.json.error.message).toBe('Insufficient balance: this request needs $0.00015 reserved (15 characters at $10 per 1000000); $0.0001 is available. Top up.');
     const fits = await translate(account.key, { text: 'Hello', to: ['de', 'fr'] });
     expect(fits.status).toBe(200);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 0n, heldNano: 0n });
   });
 
   it('lists the translation offering under ?service_type=translation, and the catalogue prices it per 1M characters as a decimal string', async () => {

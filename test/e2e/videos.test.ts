@@ -56,7 +56,7 @@ describeStore(`video jobs (${storeKind})`, () => {
     expect(started.json.id).toMatch(/^video_gw_[0-9a-f]{24}$/);
     expect(started.headers.get('x-gateway-cost-usd')).toBe('0');
     // The job owns the hold: 8 s at $0.10 reserved, nothing charged yet.
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ heldNano: 8n * NANO_PER_SECOND, openHolds: 1 });
+    expect(await t.settled(account.id)).toMatchObject({ heldNano: 8n * NANO_PER_SECOND, openHolds: 1 });
     // The poller's tick reads this first (skipping its transaction and lock): due at its first poll, not before.
     const later = (ms: number) => new Date(clock.now().getTime() + ms);
     expect(await anyVideoJobDue(t.gw.db, clock.now())).toBe(false);
@@ -66,7 +66,7 @@ describeStore(`video jobs (${storeKind})`, () => {
     expect(await anyVideoJobDue(t.gw.db, later(3_600_000))).toBe(false);
     expect(done.json).toMatchObject({ status: 'completed', progress: 100, usage: { seconds: 8, cost_usd: '0.8' } });
     expect(done.headers.get('x-gateway-cost-usd')).toBe('0.8');
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 8n * NANO_PER_SECOND, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 8n * NANO_PER_SECOND, heldNano: 0n, openHolds: 0 });
     const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(usage.map((r) => [r.kind, r.unit, r.quantity, r.amountNano])).toEqual([['videos-generations', 'second', 8n, 8n * NANO_PER_SECOND]]);
 
@@ -84,7 +84,7 @@ describeStore(`video jobs (${storeKind})`, () => {
     const done = await finish(account.key, started.json.id);
     // 6.5 s produced: 7 whole seconds billed, the rest of the 8 s hold given back.
     expect(done.json.usage).toEqual({ seconds: 7, cost_usd: '0.7' });
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 7n * NANO_PER_SECOND, heldNano: 0n });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 7n * NANO_PER_SECOND, heldNano: 0n });
   });
 
   it('charges nothing for a failed job or one past its deadline, and releases the hold', async () => {
@@ -111,7 +111,7 @@ describeStore(`video jobs (${storeKind})`, () => {
     expect(remix.json).toMatchObject({ seconds: 4, size: '720x1280', remixed_from_video_id: source.json.id });
     const done = await finish(account.key, remix.json.id);
     expect(done.json.usage).toEqual({ seconds: 4, cost_usd: '0.4' });
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 8n * NANO_PER_SECOND, heldNano: 0n });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 8n * NANO_PER_SECOND, heldNano: 0n });
 
     for (const field of ['size', 'seconds', 'image', 'file_id'] as const) {
       const value = { size: '1280x720', seconds: 4, image: 'data:image/png;base64,AA==', file_id: 'tfile_000000000000000000000000' }[field];

@@ -90,7 +90,7 @@ describeStore(`vision analysis (${storeKind})`, () => {
     expect(a.headers.get('x-gateway-cost-usd')).toBe((Number(amount) / 1e9).toString());
     const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
     expect(usage.find((r) => r.requestId === a.headers.get('x-request-id'))).toMatchObject({ kind: 'vision-analyze', unit: 'feature', quantity: BigInt(features), amountNano: amount, model: 'image-analysis' });
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: FULL - spentNano, heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: FULL - spentNano, heldNano: 0n, openHolds: 0 });
   }
 
   it('bills three features as three transactions, exact to the nano-dollar', async () => {

@@ -44,7 +44,7 @@ export async function readSse(res: Response, opts: { stopAfterContentChunks?: nu
 export async function settled(a: Account): Promise<{ balanceNano: bigint; rows: number; last: { details: Record<string, unknown>; amountNano: bigint } | undefined }> {
   const ledger = a.t.gw.runtime.ledger;
   for (let i = 0; i < 100; i++) {
-    const account = (await ledger.getAccount(a.id))!;
+    const account = await a.t.settled(a.id);
     if (account.openHolds === 0) {
       const usage = await ledger.listUsage(a.id, { limit: 500 });
       return { balanceNano: account.balanceNano, rows: usage.data.length, last: usage.data[0] };

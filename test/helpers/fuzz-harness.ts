@@ -61,7 +61,7 @@ export function fuzzHarness(gateway: () => TestGateway): FuzzHarness {
   async function settledState(accountId: string): Promise<{ balanceNano: bigint; lastRow: string | null }> {
     const ledger = gateway().gw.runtime.ledger;
     for (let i = 0; i < 100; i++) {
-      const account = (await ledger.getAccount(accountId))!;
+      const account = await gateway().settled(accountId);
       if (account.openHolds === 0) {
         const usage = await ledger.listUsage(accountId, { limit: 1 });
         return { balanceNano: account.balanceNano, lastRow: usage.data[0]?.id ?? null };

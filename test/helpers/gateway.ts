@@ -5,6 +5,7 @@
 import { request } from 'undici';
 import { startGateway, type GatewayOptions, type LogFn, type RunningGateway } from '../../src/boot.js';
 import { parseUsd } from '../../src/money.js';
+import type { AccountView } from '../../src/ledger/types.js';
 import type { Simulator } from '../../src/sim/server.js';
 import type { Clock } from '../../src/clock.js';
 import type { Resolver } from '../../src/upstream/fetch/index.js';
@@ -20,6 +21,12 @@ export interface TestGateway {
   sim: Simulator;
   /** Creates an account with a key through the ledger. */
   account(balanceUsd: string, creditLimitUsd?: string): Promise<{ id: string; key: string }>;
+  /**
+   * The account once every charge answered on a credit grant is posted (issue 30), its grants counted
+   * as its own: the balance as if each request had reserved and settled alone (what they left unspent
+   * is back in it), the holds without the grants. What a test of exact charges compares.
+   */
+  settled(accountId: string): Promise<AccountView>;
   /** Sets a simulator fault (POST /__sim/faults). */
   fault(fault: Record<string, unknown>, model?: string): Promise<void>;
   /** Clears simulator faults. */
@@ -57,6 +64,12 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
       const { id } = await gw.runtime.ledger.createAccount({ balanceNano: parseUsd(balanceUsd), creditLimitNano: parseUsd(creditLimitUsd) });
       const { key } = await gw.runtime.ledger.createKey(id);
       return { id, key };
+    },
+    async settled(accountId) {
+      await gw.postGrants();
+      const view = await gw.runtime.ledger.getAccount(accountId);
+      if (!view) throw new Error(`account ${accountId} not found`);
+      return { ...view, balanceNano: view.balanceNano + view.grantedNano, heldNano: view.heldNano - view.grantedNano, openHolds: view.openHolds - view.openGrants, grantedNano: 0n, openGrants: 0 };
     },
     fault: (fault, model) => simCall('POST', '/__sim/faults', { ...(model ? { model } : {}), fault }),
     clearFaults: () => simCall('DELETE', '/__sim/faults'),

@@ -223,7 +223,7 @@ export function expectError(r: FuzzRoute, res: RawResponse, status: number, code
 /** Balance and newest usage row, once no hold is open. */
 export async function settledState(t: TestGateway, accountId: string): Promise<{ balanceNano: bigint; lastRow: string | null }> {
   for (let i = 0; i < 100; i++) {
-    const account = (await t.gw.runtime.ledger.getAccount(accountId))!;
+    const account = (await t.settled(accountId))!;
     if (account.openHolds === 0) {
       const usage = await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 });
       return { balanceNano: account.balanceNano, lastRow: usage.data[0]?.id ?? null };

@@ -33,10 +33,10 @@ export async function addOpenaiOfferings(copy: ConfigCopy, offerings: Array<Reco
  */
 export async function expectConserved(t: TestGateway, accountId: string, openingNano: bigint): Promise<Array<{ model: string; amountNano: bigint; deployment?: string | null; details: Record<string, unknown> }>> {
   const ledger = t.gw.runtime.ledger;
-  let account = (await ledger.getAccount(accountId))!;
+  let account = await t.settled(accountId);
   for (let i = 0; i < 100 && account.openHolds > 0; i++) {
     await new Promise((r) => setTimeout(r, 50));
-    account = (await ledger.getAccount(accountId))!;
+    account = await t.settled(accountId);
   }
   expect(account.openHolds).toBe(0);
   const usage = [];

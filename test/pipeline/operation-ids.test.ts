@@ -33,13 +33,13 @@ describe('operation ids, optional mode', () => {
     const first = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-image-1');
     expect(first.status).toBe(200);
     const body = await first.json();
-    const balance = (await t.gw.runtime.ledger.getAccount(account.id))!.balanceNano;
+    const balance = (await t.settled(account.id))!.balanceNano;
     expect(balance).toBeLessThan(5_000_000_000n);
 
     const again = await post(t, '/v1/images/generations', account.key, { ...IMAGE, prompt: 'Anything else' }, 'op-image-1');
     expect([again.status, again.headers.get('x-gateway-operation-replayed'), again.headers.get('x-gateway-cost-usd')]).toEqual([200, 'true', '0']);
     expect(await again.json()).toEqual(body);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ balanceNano: balance, heldNano: 0n });
+    expect(await t.settled(account.id)).toMatchObject({ balanceNano: balance, heldNano: 0n });
     expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(1);
   });
 
@@ -82,7 +82,7 @@ describe('operation ids, optional mode', () => {
     const again = await post(t, '/v1/videos/generations', account.key, { model: 'sora-2', prompt: 'Waves.', seconds: 4 }, 'op-video');
     expect([again.status, again.headers.get('x-gateway-operation-replayed')]).toEqual([200, 'true']);
     expect((await again.json()).id).toBe(first.id);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ heldNano: 400_000_000n, openHolds: 1 });
+    expect(await t.settled(account.id)).toMatchObject({ heldNano: 400_000_000n, openHolds: 1 });
     const crossed = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-video');
     expect([crossed.status, (await crossed.json()).error.code]).toEqual([409, 'operation_id_reused']);
   });
@@ -115,6 +115,6 @@ describe('operation ids, required mode', () => {
     const error = (await again.json()).error;
     expect([again.status, error.code]).toEqual([409, 'operation_id_reused']);
     expect(error.message).toContain(job.id);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ heldNano: 400_000_000n, openHolds: 1 });
+    expect(await t.settled(account.id)).toMatchObject({ heldNano: 400_000_000n, openHolds: 1 });
   });
 });

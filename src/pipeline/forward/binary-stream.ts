@@ -39,7 +39,7 @@ import { contentDisposition } from './file.js';
 const NOTHING: ForwardOutcome = { delivery: 'none', reported: null, deliveredText: '' };
 
 /** A binary stream delivers no text: its checkpoints only keep the hold alive (nothing billed on a crash). */
-const NO_TEXT: StreamTranslator = { push: () => ({ frames: [] }), usage: () => null, deliveredText: () => '' };
+const NO_TEXT: StreamTranslator = { push: () => ({ frames: [] }), usage: () => null, deliveredText: () => '', deliveredLength: () => 0 };
 
 /** True when the request's binary answer streams through: its bill and its file are known from the headers. */
 export function streamsThrough(ctx: RequestContext): boolean {

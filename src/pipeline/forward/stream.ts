@@ -107,6 +107,7 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
   const decoder = new StringDecoder('utf8');
   const preamble = new Preamble(ctx, translator);
   const idle = idleGuard(ctx);
+  const gate = ctx.hold?.gate;
   let done = false;
   let drainGuard: NodeJS.Timeout | undefined;
   try {
@@ -137,6 +138,9 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       }
       if (frames.length > 0) {
         idle?.writing(true);
+        // On a credit grant: past the bound on unrecorded content, the piece waits for the flush (issue 30).
+        const wait = gate?.(translator.deliveredLength());
+        if (wait) await wait;
         await writeFrames(ctx, frames);
         idle?.writing(false);
       }

@@ -12,6 +12,7 @@ import { parseNamedEvent } from '../named-event.js';
 import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
+import { DeliveredText } from '../delivered.js';
 
 /** The vendor's usage object (message, message_start and message_delta carry parts of it). */
 export interface MessagesUsage {
@@ -43,7 +44,7 @@ function blockText(blocks: Block[] | undefined): string {
 
 class MessagesStream implements StreamTranslator {
   private counters: MessagesUsage | null = null;
-  private readonly delivered: string[] = [];
+  private readonly delivered = new DeliveredText();
   constructor(private readonly clientModel: string) {}
 
   push(event: SseEvent): StreamStep {
@@ -60,7 +61,7 @@ class MessagesStream implements StreamTranslator {
       const latest = Object.fromEntries(Object.entries((data.usage ?? {}) as MessagesUsage).filter(([, v]) => v !== null && v !== undefined));
       this.counters = { ...(this.counters ?? {}), ...latest };
       // Clients' stream helpers read message_delta.usage; an upstream that omitted it gets the gateway's count.
-      if (!data.usage) data.usage = { output_tokens: countTextTokens(this.delivered.join('')) };
+      if (!data.usage) data.usage = { output_tokens: countTextTokens(this.delivered.text()) };
     } else if (type === 'content_block_start') {
       const block = data.content_block as Block;
       if (block.type === 'tool_use' && block.name) this.delivered.push(block.name);
@@ -76,7 +77,8 @@ class MessagesStream implements StreamTranslator {
   }
 
 
-  deliveredText(): string { return this.delivered.join(''); }
+  deliveredText(): string { return this.delivered.text(); }
+  deliveredLength(): number { return this.delivered.length; }
 }
 
 /** Maps upstream errors; the vendor's 529 "overloaded" is a 502 like any upstream failure. */

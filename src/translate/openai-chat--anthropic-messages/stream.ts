@@ -13,6 +13,7 @@ import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
 import { upstreamMessage } from '../upstream-error.js';
 import { nowSeconds } from './response.js';
 import { type AnthropicUsage, applyUsage, chatUsage, emptyCounters, finishReason, tokenUsage } from './usage.js';
+import { DeliveredText } from '../delivered.js';
 
 interface StreamBlock { type?: string; text?: string; id?: string; name?: string; input?: unknown }
 interface StreamDelta { type?: string; text?: string; partial_json?: string; stop_reason?: unknown }
@@ -42,7 +43,7 @@ export class AnthropicToChatStream implements StreamTranslator {
   private readonly counters = emptyCounters();
   /** Content block index -> tool call number, for `tool_use` blocks. */
   private readonly tools = new Map<number, number>();
-  private readonly delivered: string[] = [];
+  private readonly delivered = new DeliveredText();
   /** The serialized fields every chunk starts with, once the answer's id is known (frame). */
   private head = '';
 
@@ -98,8 +99,10 @@ export class AnthropicToChatStream implements StreamTranslator {
   }
 
   deliveredText(): string {
-    return this.delivered.join('');
+    return this.delivered.text();
   }
+
+  deliveredLength(): number { return this.delivered.length; }
 
   /** The answer finished (a stop reason) with its usage: only `message_stop` is missing (issue 29, S11). */
   whole(): boolean {

@@ -24,7 +24,7 @@ export function readChatUsage(usage: ChatUsage | null | undefined): TokenUsage |
 export interface ChatDelta { content?: string | null; refusal?: string | null; tool_calls?: Array<{ function?: { name?: string; arguments?: string } }> }
 
 /** The generated text of a message or delta: content, refusal, tool names and arguments. */
-export function generatedText(part: ChatDelta | undefined, out: string[]): void {
+export function generatedText(part: ChatDelta | undefined, out: { push(...pieces: string[]): unknown }): void {
   if (!part) return;
   if (part.content) out.push(part.content);
   if (part.refusal) out.push(part.refusal);

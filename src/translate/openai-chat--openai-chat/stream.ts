@@ -21,6 +21,7 @@ import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
 import { upstreamMessage } from '../upstream-error.js';
 import { generatedText, readChatUsage, type ChatDelta, type ChatUsage } from './chunks.js';
 import { CONTENT_ONLY, ContentTemplate, NULL_USAGE, nullUsageAt, stringEnd } from './template.js';
+import { DeliveredText } from '../delivered.js';
 
 interface ChunkChoice { delta?: ChatDelta }
 
@@ -90,7 +91,7 @@ function reserialized(chunk: Record<string, unknown>, clientModel: string, dropU
 /** One stream's state. */
 export class ChatStream implements StreamTranslator {
   private reported: TokenUsage | null = null;
-  private delivered: string[] = [];
+  private readonly delivered = new DeliveredText();
   /** Chunks forwarded unparsed, in order, whose text is not in `delivered` yet. */
   private pending: string[] = [];
   /** The stream's model member as the upstream writes it, and the client's, once a chunk was parsed. */
@@ -146,7 +147,12 @@ export class ChatStream implements StreamTranslator {
 
   deliveredText(): string {
     this.extract();
-    return this.delivered.join('');
+    return this.delivered.text();
+  }
+
+  deliveredLength(): number {
+    this.extract();
+    return this.delivered.length;
   }
 
   /**

@@ -14,6 +14,7 @@ import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
 import { upstreamMessage } from '../upstream-error.js';
 import { isObject, type Json } from './common.js';
+import { DeliveredText } from '../delivered.js';
 import {
   buildResponse, finishStatus, Ids, messageItem, partJson, responsesUsage, toolItem,
   type ItemStatus, type MessagePart, type ToolCall,
@@ -40,7 +41,7 @@ export class ResponsesStream implements StreamTranslator {
   private finishReason: unknown = null;
   private reported: TokenUsage | null = null;
   private upstreamUsage: unknown = null;
-  private readonly delivered: string[] = [];
+  private readonly delivered = new DeliveredText();
 
   constructor(private readonly client: Json, private readonly model: string, private readonly createdAt: number) {}
 
@@ -66,7 +67,8 @@ export class ResponsesStream implements StreamTranslator {
   }
 
   usage(): TokenUsage | null { return this.reported; }
-  deliveredText(): string { return this.delivered.join(''); }
+  deliveredText(): string { return this.delivered.text(); }
+  deliveredLength(): number { return this.delivered.length; }
   errorFrame(error: GatewayError): string { return responsesErrorFrame(error, this.sequence); }
 
   private emit(type: string, payload: Json): void {

@@ -11,6 +11,7 @@ import { parseNamedEvent } from '../named-event.js';
 import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
+import { DeliveredText } from '../delivered.js';
 
 interface ResponsesUsage { input_tokens?: number; output_tokens?: number; input_tokens_details?: { cached_tokens?: number } | null; output_tokens_details?: { reasoning_tokens?: number } | null; }
 interface OutputItem { type?: string; name?: string; arguments?: string; content?: Array<{ type?: string; text?: string }> }
@@ -44,7 +45,7 @@ const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete']);
 class ResponsesStream implements StreamTranslator {
   private reported: TokenUsage | null = null;
   private nextSequence = 0;
-  private readonly delivered: string[] = [];
+  private readonly delivered = new DeliveredText();
   constructor(private readonly clientModel: string) {}
 
   push(event: SseEvent): StreamStep {
@@ -66,7 +67,8 @@ class ResponsesStream implements StreamTranslator {
   }
 
   usage(): TokenUsage | null { return this.reported; }
-  deliveredText(): string { return this.delivered.join(''); }
+  deliveredText(): string { return this.delivered.text(); }
+  deliveredLength(): number { return this.delivered.length; }
   errorFrame(error: GatewayError): string { return responsesErrorFrame(error, this.nextSequence); }
 }
 

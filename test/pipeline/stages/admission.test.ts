@@ -40,7 +40,7 @@ describe('admission: claim, then limits, then reserve', () => {
     await replay.arrayBuffer();
     const refused = await post(t, account.key, 'adm-2');
     expect([refused.status, (await refused.json()).error.code]).toEqual([429, 'rate_limited']);
-    expect(await t.gw.runtime.ledger.getAccount(account.id)).toMatchObject({ heldNano: 0n, openHolds: 0 });
+    expect(await t.settled(account.id)).toMatchObject({ heldNano: 0n, openHolds: 0 });
     await limit(t, account.id, { requests_per_minute: null });
     const retried = await post(t, account.key, 'adm-2');
     expect([retried.status, retried.headers.get('x-gateway-operation-replayed')]).toEqual([200, null]);
