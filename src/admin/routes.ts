@@ -11,7 +11,7 @@ import type { AuthCache } from '../pipeline/auth-cache.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Jobs } from '../jobs/scheduler.js';
 import { AdminError, toAdminError } from './errors.js';
-import { accountJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
+import { accountJson, holdJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
 import { registerDeploymentRoutes, type DeploymentsSource } from './deployments.js';
 import { registerLimitRoutes } from './limits.js';
 import type { MailTransport } from '../console/mail.js';
@@ -140,6 +140,11 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       const account = await ledger.getAccount(req.params.id);
       if (!account) throw new AdminError('not_found', `account ${req.params.id} not found`);
       return accountJson(account);
+    });
+
+    scope.get<{ Params: { id: string } }>('/accounts/:id/holds', { schema: { params: paramsSchema('id') } }, async (req) => {
+      if (!(await ledger.getAccount(req.params.id))) throw new AdminError('not_found', `account ${req.params.id} not found`);
+      return { data: (await ledger.listOpenHolds(req.params.id)).map(holdJson) };
     });
 
     scope.post<{ Params: { id: string }; Body: { amount_usd: string } }>(

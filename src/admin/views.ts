@@ -1,5 +1,6 @@
 /** JSON shapes of the admin API: ledger values rendered with money as decimal USD strings. */
 import type { AccountView, ReconcileLine, UsageRow } from '../ledger/ledger.js';
+import type { OpenHold } from '../ledger/open-holds.js';
 import { formatUsd, parseUsd } from '../money.js';
 import { AdminError } from './errors.js';
 
@@ -13,8 +14,15 @@ export function accountJson(a: AccountView) {
     balance_usd: formatUsd(a.balanceNano),
     credit_limit_usd: formatUsd(a.creditLimitNano),
     held_usd: formatUsd(a.heldNano),
+    // issue 30: the part of held_usd that is credit grants (replicas' headroom, not spent).
+    granted_usd: formatUsd(a.grantedNano),
     open_holds: a.openHolds,
   };
+}
+
+/** An open hold as GET /admin/accounts/:id/holds lists it. */
+export function holdJson(h: OpenHold) {
+  return { id: h.id, kind: h.kind, amount_usd: formatUsd(h.amountNano), created_at: h.createdAt.toISOString(), expires_at: h.expiresAt.toISOString() };
 }
 
 /**

@@ -10,6 +10,7 @@ import { DependencyUnavailableError } from '../errors.js';
 import { Holds } from './holds.js';
 import { ReleaseBacklog } from './release-backlog.js';
 import * as keys from './keys.js';
+import { listOpenHolds, type OpenHold } from './open-holds.js';
 import { reconcile } from './reconcile.js';
 import * as usage from './usage.js';
 import { LedgerError, toBig, type AccountView, type ReconcileLine, type UsageRow, type UsageRowInput } from './types.js';
@@ -188,6 +189,11 @@ export class Ledger {
   /** Whether the sweeper would find an expired open hold now. */
   hasExpiredHolds(): Promise<boolean> {
     return this.holds.anyExpired();
+  }
+
+  /** The account's open holds (request reserves and credit grants), oldest first. */
+  listOpenHolds(accountId: string): Promise<OpenHold[]> {
+    return listOpenHolds(this.db, accountId);
   }
 
   /** Newest first; `after` is the `next` of the previous page; limit default 50, max 500; `keyId` keeps one key's rows. */

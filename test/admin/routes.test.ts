@@ -50,7 +50,7 @@ describeStore('admin routes', () => {
     expect(await h.ledger.authenticate(created.key)).toMatchObject({ accountId: created.id, keyId: created.key_id });
     const shown = await h.call('GET', `/admin/accounts/${created.id}`);
     expect(shown.status).toBe(200);
-    expect(shown.json).toEqual({ id: created.id, balance_usd: '12.5', credit_limit_usd: '0.000000001', held_usd: '0', open_holds: 0 });
+    expect(shown.json).toEqual({ id: created.id, balance_usd: '12.5', credit_limit_usd: '0.000000001', held_usd: '0', granted_usd: '0', open_holds: 0 });
     const empty = await h.call('POST', '/admin/accounts');
     expect(empty.status).toBe(201);
     const emptyJson = await h.call('POST', '/admin/accounts', { body: '', headers: { 'content-type': 'application/json' } });
@@ -78,7 +78,7 @@ describeStore('admin routes', () => {
     const { id } = await newAccount();
     const res = await h.call('POST', `/admin/accounts/${id}/topups`, { body: { amount_usd: '2.000000001' } });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ id, balance_usd: '12.000000001', credit_limit_usd: '0', held_usd: '0', open_holds: 0 });
+    expect(res.json).toEqual({ id, balance_usd: '12.000000001', credit_limit_usd: '0', held_usd: '0', granted_usd: '0', open_holds: 0 });
     expectError(await h.call('POST', `/admin/accounts/${id}/topups`, { body: {} }), 400, 'invalid_request', 'amount_usd');
     expectError(await h.call('POST', `/admin/accounts/${id}/topups`, { body: { amount_usd: '0' } }), 400, 'invalid_amount');
     expectError(await h.call('POST', `/admin/accounts/${id}/topups`, { body: { amount_usd: '-1' } }), 400, 'invalid_amount');
@@ -190,11 +190,14 @@ describeStore('admin routes', () => {
     const holdId = `hold_sweep_${id}`;
     expect(await h.ledger.reserve({ holdId, accountId: id, amountNano: 5n, ttlMs: 60_000 })).toBe(true);
     expect((await h.call('GET', `/admin/accounts/${id}`)).json).toMatchObject({ held_usd: '0.000000005', open_holds: 1 });
+    const holds = (await h.call('GET', `/admin/accounts/${id}/holds`)).json.data;
+    expect(holds).toEqual([{ id: holdId, kind: 'request', amount_usd: '0.000000005', created_at: expect.any(String), expires_at: expect.any(String) }]);
+    expectError(await h.call('GET', '/admin/accounts/acct_nope/holds'), 404, 'not_found');
     await h.db.query("UPDATE holds SET expires_at = now() - interval '1 minute' WHERE id = $1", [holdId]);
     const res = await h.call('POST', '/admin/holds/sweep');
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ released: 1 });
-    expect((await h.call('GET', `/admin/accounts/${id}`)).json).toMatchObject({ balance_usd: '1', held_usd: '0', open_holds: 0 });
+    expect((await h.call('GET', `/admin/accounts/${id}`)).json).toMatchObject({ balance_usd: '1', held_usd: '0', granted_usd: '0', open_holds: 0 });
     expect((await h.call('POST', '/admin/holds/sweep')).json).toEqual({ released: 0 });
   });
 });

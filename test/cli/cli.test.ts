@@ -56,7 +56,7 @@ describeStore('gateway CLI', () => {
     expect(topup.out).toMatch(/^balance_usd\s+12\.25$/m);
     const shown = await cli(['account', 'show', id, '--json']);
     expect(shown.code).toBe(0);
-    expect(JSON.parse(shown.out)).toEqual({ id, balance_usd: '12.25', credit_limit_usd: '0.5', held_usd: '0', open_holds: 0 });
+    expect(JSON.parse(shown.out)).toEqual({ id, balance_usd: '12.25', credit_limit_usd: '0.5', held_usd: '0', granted_usd: '0', open_holds: 0 });
 
     const bad = await cli(['account', 'topup', id, '-1']);
     expect(bad.code).toBe(1);

@@ -63,7 +63,7 @@ describeStore('hot reload', () => {
     const res = await inflight;
     expect(res.status).toBe(200);
     const body = (await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
-    const [row] = (await t.gw.runtime.ledger.listUsage(id, { limit: 1 })).data;
+    const [row] = (await t.usage(id, { limit: 1 })).data;
     const oldPrice = (BigInt(body.usage.prompt_tokens) * 150_000_000n + BigInt(body.usage.completion_tokens) * 600_000_000n + 500_000n) / 1_000_000n;
     expect(row!.amountNano).toBe(oldPrice);
   });

@@ -190,7 +190,7 @@ async function failure(c: Case, name: FaultName): Promise<void> {
     const answer = await send(c, account);
     expect(answer.status, `${c.route.manifest.id} via ${c.operation}: ${JSON.stringify(answer.body)}`).toBe(c.statuses[name] ?? FAULTS[name].status);
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: 5_000_000_000n, heldNano: 0n, openHolds: 0 });
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
+    expect((await t.usage(account.id)).data).toEqual([]);
   } finally {
     await t.clearFaults();
   }
@@ -234,7 +234,7 @@ describe('conformance', () => {
       const answer = await send(c, account);
       expect(answer.status, `${c.route.manifest.id} via ${c.operation}: ${JSON.stringify(answer.body)}`).toBe(200);
       const view = await t.settled(account.id);
-      const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+      const rows = (await t.usage(account.id)).data;
       // A job route (spec 4.16): the accepted job owns the hold; the poller bills it (test/e2e/videos.test.ts).
       if (c.route.manifest.job) {
         expect([view!.openHolds, rows.length, answer.body.status], c.operation).toEqual([1, 0, 'queued']);
@@ -329,7 +329,7 @@ describe('conformance: the video job poller', () => {
         const report = await runPoller();
         const [job] = await t.gw.db.query<{ state: string }>('SELECT state FROM video_jobs WHERE id = $1', [jobId]);
         const view = await t.settled(account.id);
-        const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+        const rows = (await t.usage(account.id)).data;
         if (c.name === 'success') {
           expect(report).toMatchObject({ polled: 1, completed: 1, errors: 0 });
           expect([job!.state, view!.openHolds, view!.heldNano, rows.length]).toEqual(['completed', 0, 0n, 1]);

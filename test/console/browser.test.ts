@@ -129,7 +129,7 @@ describeBrowser('the console in a browser', () => {
     expect(completion.choices[0]!.message.content).toContain('Hello from the browser test');
     const after = await balance();
     expect(after).toBeLessThan(5_000_000_000n);
-    const [used] = (await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 })).data;
+    const [used] = (await t.usage(accountId, { limit: 1 })).data;
 
     await page.getByRole('link', { name: 'Usage and balance' }).click();
     await page.waitForURL('**/console/usage');
@@ -182,7 +182,7 @@ describeBrowser('the console in a browser', () => {
   });
 
   it('an operator tops the account up and refunds the row; the user sees both', async () => {
-    const [row] = (await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 })).data;
+    const [row] = (await t.usage(accountId, { limit: 1 })).data;
     const before = await balance();
     const operator = await (await browser.newContext()).newPage();
     watch(operator);

@@ -128,7 +128,7 @@ describeStore('console operator view', () => {
     await sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Bill me' }] });
     const billed = await balance();
     expect(billed).toBeLessThan(before);
-    const [row] = (await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 })).data;
+    const [row] = (await t.usage(accountId, { limit: 1 })).data;
     expect(row!.amountNano).toBe(before - billed);
 
     const detail = await operator.get(accountPath());
@@ -148,7 +148,7 @@ describeStore('console operator view', () => {
     const again = await operator.post(`/console/operator/usage/${row!.id}/refund`, {}, csrf);
     expect(again.status).toBe(409);
     expect(again.text).toContain('refunded already');
-    const [refundRow] = (await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 })).data;
+    const [refundRow] = (await t.usage(accountId, { limit: 1 })).data;
     expect(refundRow!.refundOf).toBe(row!.id);
     expect((await operator.post(`/console/operator/usage/${refundRow!.id}/refund`, {}, csrf)).status).toBe(400);
     expect((await operator.post('/console/operator/usage/use_nothing/refund', {}, csrf)).status).toBe(404);
@@ -186,7 +186,7 @@ describeStore('console operator view', () => {
   it('refuses every form without the CSRF token (403)', async () => {
     const { key } = await t.gw.runtime.ledger.createKey(accountId);
     await new OpenAI({ baseURL: `${t.url}/v1`, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Again' }] });
-    const [row] = (await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 })).data;
+    const [row] = (await t.usage(accountId, { limit: 1 })).data;
     expect(row!.refundOf).toBeNull();
     const before = await balance();
     expect((await operator.post(`/console/operator/usage/${row!.id}/refund`, {})).status).toBe(403);

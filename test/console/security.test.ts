@@ -46,7 +46,7 @@ describe('console security', () => {
     aliceKey = shownKey(created.text);
     aliceKeyId = await liveKeyId(aliceAccount, 'alice-laptop');
     const completion = await chat(aliceKey);
-    aliceRequestId = (await t.gw.runtime.ledger.listUsage(aliceAccount, { limit: 1 })).data[0]!.requestId;
+    aliceRequestId = (await t.usage(aliceAccount, { limit: 1 })).data[0]!.requestId;
     expect(completion.object).toBe('chat.completion');
   }, 60_000);
   afterAll(async () => { await t?.dispose(); });
@@ -139,7 +139,7 @@ describe('console security', () => {
     });
 
     it('never shows another account\'s usage rows: not on the page, not filtered by their key, not in the CSV', async () => {
-      const rowIds = (await t.gw.runtime.ledger.listUsage(aliceAccount, { limit: 100 })).data.map((r) => r.id);
+      const rowIds = (await t.usage(aliceAccount, { limit: 100 })).data.map((r) => r.id);
       expect(rowIds.length).toBeGreaterThan(0);
       // Alice sees her own row (so the checks below could fail).
       expect((await alice.get('/console/usage')).text).toContain(aliceRequestId);

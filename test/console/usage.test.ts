@@ -113,7 +113,7 @@ describe('console usage and balance', () => {
     await laptop.embeddings.create({ model: 'text-embedding-3-small', input: 'The quick brown fox' });
     await formula.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello again, a little longer' }] });
     await sdk(bob.keys[0]!.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Bob says hi' }] });
-    annRows = (await t.gw.runtime.ledger.listUsage(ann.id, { limit: 100 })).data.sort((a, b) => (a.id < b.id ? 1 : -1));
+    annRows = (await t.usage(ann.id, { limit: 100 })).data.sort((a, b) => (a.id < b.id ? 1 : -1));
   }, 60_000);
   afterAll(async () => { await t?.dispose(); });
 
@@ -297,7 +297,7 @@ describe('console usage and balance', () => {
   });
 
   it("shows another account none of the first account's rows, whatever the filters", async () => {
-    const bobRows = (await t.gw.runtime.ledger.listUsage(bob.id, { limit: 100 })).data;
+    const bobRows = (await t.usage(bob.id, { limit: 100 })).data;
     expect(bobRows).toHaveLength(1);
     const day = dayOf(annRows[0]!.createdAt);
     for (const query of ['', `key=${ann.keys[0]!.id}`, 'model=text-embedding-3-small', 'capability=embeddings', `from=${day}&to=${day}`]) {

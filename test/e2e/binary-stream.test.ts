@@ -72,7 +72,7 @@ async function idle(t: TestGateway): Promise<void> {
 
 async function ledgerOf(t: TestGateway, accountId: string) {
   const account = await t.settled(accountId);
-  const rows = (await t.gw.runtime.ledger.listUsage(accountId)).data;
+  const rows = (await t.usage(accountId)).data;
   return { account, rows: rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model })) };
 }
 

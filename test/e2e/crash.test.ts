@@ -70,11 +70,15 @@ describeStore('kill -9 mid-stream', () => {
     try { return await fn(db); } finally { await db.close(); }
   }
 
-  it('bills the content delivered before a kill -9 (up to the last checkpoint), gives the rest back and reconciles', async () => {
+  // Cold: the stream is the account's first request, reserved on its own (the strict path); warm: a
+  // request before it opened a credit grant (issue 30), the stream runs on it and the flusher records
+  // its checkpoints on the grant, which the sweeper settles once the dead process's lease runs out.
+  it.each([['cold', false], ['on a credit grant', true]])('bills the content delivered before a kill -9 (up to the last checkpoint), gives the rest back and reconciles (%s)', async (_name, warm) => {
     // 1. A gateway, an account, and a slow upstream stream (100 ms between chunks, thousands of tokens).
     const first = await startGateway();
     expect(first.output()).toMatch(/store (embedded PGlite at \S+|PostgreSQL \S+) · limiter in-memory · admin API on · providers: .*simulated/);
     const account = await admin<{ id: string; key: string }>(first, 'POST', '/accounts', { balance_usd: OPENING_USD });
+    if (warm) await warmUp(first, account.key);
     const fault = await fetch(`${first.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 100 } }) });
     expect(fault.status).toBeLessThan(300);
 
@@ -96,20 +100,22 @@ describeStore('kill -9 mid-stream', () => {
     aborter.abort();
     await body.cancel().catch(() => undefined);
 
-    // 3. The store shows the crash: one open hold carrying the delivered checkpoint, no usage row yet.
+    // 3. The store shows the crash: one open hold carrying the delivered checkpoint (the stream's own
+    //    reserve, or the grant it ran on), no usage row of the stream yet.
     const crashed = await withStore(async (db) => {
-      const holds = await db.query<{ amount_nano: string; delivered: Array<{ amount: string; details: { output: number } }> | null }>(
-        'SELECT amount_nano, delivered FROM holds WHERE account_id = $1 AND closed_at IS NULL', [account.id]);
+      const holds = await db.query<{ kind: string; delivered: Array<{ amount: string; details: { output: number } }> | null }>(
+        'SELECT kind, delivered FROM holds WHERE account_id = $1 AND closed_at IS NULL AND delivered IS NOT NULL', [account.id]);
       const usage = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM usage_rows WHERE account_id = $1', [account.id]);
       return { holds, usage: usage[0]!.n };
     });
     expect(crashed.holds, JSON.stringify(await withStore((db) => db.query('SELECT * FROM holds')))).toHaveLength(1);
-    expect(crashed.holds[0]!.delivered).not.toBeNull();
-    expect(crashed.usage).toBe('0');
+    expect(crashed.holds[0]!.kind).toBe(warm ? 'grant' : 'request');
+    expect(crashed.usage).toBe(warm ? '1' : '0');
 
     // 4. A new process on the same store: its sweeper settles the checkpoint when the hold expires.
     const second = await startGateway();
-    const deadline = Date.now() + 20_000;
+    // A grant's lease is 15 s (billing.grants.lease_seconds), a request's hold 6 s here.
+    const deadline = Date.now() + 30_000;
     let view = await admin(second, 'GET', `/accounts/${account.id}`);
     while (view.open_holds !== 0 && Date.now() < deadline) {
       await new Promise((ok) => setTimeout(ok, 250));
@@ -120,7 +126,7 @@ describeStore('kill -9 mid-stream', () => {
     // 5. One usage row, from the checkpoint: its output covers everything received more than one
     //    checkpoint interval (plus scheduling slack) before the kill, and never more than was received.
     const usage = await admin<{ data: Array<{ kind: string; amount_usd: string; details: Record<string, unknown> }> }>(second, 'GET', `/accounts/${account.id}/usage`);
-    expect(usage.data).toHaveLength(1);
+    expect(usage.data).toHaveLength(warm ? 2 : 1);
     const row = usage.data[0]!;
     expect(row).toMatchObject({ kind: 'tokens', details: { settled_from: 'checkpoint', counted_by: 'gateway_tokenizer' } });
     const billedOutput = Number(row.details.output);
@@ -129,14 +135,28 @@ describeStore('kill -9 mid-stream', () => {
     expect(billedOutput).toBeGreaterThanOrEqual(countTextTokens(covered));
     expect(billedOutput).toBeLessThanOrEqual(countTextTokens(received.pieces.map((p) => p.text).join('')));
     expect(billedOutput).toBeGreaterThan(0);
-    expect(parseUsd(view.balance_usd)).toBe(parseUsd(OPENING_USD) - parseUsd(row.amount_usd));
+    const charged = usage.data.reduce((sum, r) => sum + parseUsd(r.amount_usd), 0n);
+    expect(parseUsd(view.balance_usd)).toBe(parseUsd(OPENING_USD) - charged);
 
     // 6. The ledger reconciles everywhere.
     const reconcile = await admin<{ ok: boolean; accounts: { account_id: string; difference_usd: string }[] }>(second, 'GET', '/reconcile');
     expect(reconcile.ok).toBe(true);
     expect(reconcile.accounts.map((a) => a.account_id)).toContain(account.id);
     for (const line of reconcile.accounts) expect(line.difference_usd, line.account_id).toBe('0');
+    await kill9(second.child); // the next case opens the same data folder
   }, 120_000);
+
+  /** One short request, answered and billed; then a moment for the flusher to open the account's grant. */
+  async function warmUp(gw: Gateway, key: string): Promise<void> {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      // The same output cap as the stream's: the grant is sized to fit a few requests like it.
+      body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 4000, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    await new Promise((ok) => setTimeout(ok, 500));
+  }
 });
 
 /** The content of a chat stream read for `ms`, piece by piece with arrival times, and the raw text. */

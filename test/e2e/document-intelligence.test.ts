@@ -110,7 +110,7 @@ describeStore(`OCR and document analysis (${storeKind})`, () => {
     const amount = route.nano * BigInt(pages);
     expect(a.headers.get('x-gateway-pages')).toBe(String(pages));
     expect(a.headers.get('x-gateway-cost-usd')).toBe((Number(amount) / 1e9).toString());
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.filter((r) => r.requestId === a.headers.get('x-request-id')).map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model })))
       .toEqual([{ kind: route.kind, unit: 'page', quantity: BigInt(pages), amount, model: route.model }]);
     return amount;

@@ -74,7 +74,7 @@ describeStore(`documents translate (${storeKind})`, () => {
     expect(amount).toBe(615_000n);
     expect(a.headers.get('x-gateway-characters')).toBe(String(BILLED_CHARACTERS));
     expect(a.headers.get('x-gateway-cost-usd')).toBe('0.000615');
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model })))
       .toEqual([{ kind: 'documents-translate', unit: 'character', quantity: BigInt(BILLED_CHARACTERS), amount, model: 'document-translation' }]);
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });
@@ -93,7 +93,7 @@ describeStore(`documents translate (${storeKind})`, () => {
     expect(field.status).toBe(200);
     expect(field.headers.get('content-disposition')).toBe(`attachment; filename="_n_c_d_.zh-Hans.docx"; filename*=UTF-8''%C3%9Cn%C3%AFc%C3%B6d%C3%A9.zh-Hans.docx`);
     expect(await textRuns(field.data)).toEqual(PARAGRAPHS.map((p) => `[zh-Hans] ${p}`));
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => [r.model, r.quantity, r.amountNano])).toEqual([
       ['document-translation', 41n, 615_000n], ['document-translation', 41n, 615_000n],
     ]);

@@ -43,7 +43,7 @@ describeStore('openai SDK embeddings against the gateway', () => {
       const after = (await t.settled(account.id))!;
       expect(before - after.balanceNano).toBe(2n * BigInt(decoded.usage.prompt_tokens) * NANO_PER_TOKEN[model]!);
       expect(after.openHolds).toBe(0);
-      const rows = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 2 })).data;
+      const rows = (await t.usage(account.id, { limit: 2 })).data;
       expect(rows.map((r) => [r.kind, r.unit, r.model, r.quantity])).toEqual(Array(2).fill(['embeddings', 'token', model, BigInt(decoded.usage.prompt_tokens)]));
     });
   }
@@ -76,7 +76,7 @@ describeStore('openai SDK embeddings against the gateway', () => {
     expect(before - middle).toBe(middle - after.balanceNano);
     expect(before - middle).toBe(BigInt(padded.usage.prompt_tokens) * NANO_PER_TOKEN['embed-fast']!);
     expect(after.openHolds).toBe(0);
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 2 })).data;
+    const rows = (await t.usage(account.id, { limit: 2 })).data;
     expect(rows.map((r) => [r.kind, r.unit, r.model, r.quantity, r.amountNano])).toEqual(Array(2).fill(['embeddings', 'token', 'embed-fast', BigInt(padded.usage.prompt_tokens), before - middle]));
   });
 

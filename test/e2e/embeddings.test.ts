@@ -39,7 +39,7 @@ describeStore(`embeddings (${storeKind})`, () => {
   const billedOnce = async (account: { id: string }, a: Answer, model: string): Promise<void> => {
     const tokens = a.json.usage.prompt_tokens as number;
     const amount = BigInt(tokens) * NANO_PER_TOKEN[model]!;
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model, requestId: r.requestId }))).toEqual([
       { kind: 'embeddings', unit: 'token', quantity: BigInt(tokens), amount, model, requestId: a.headers.get('x-request-id') },
     ]);
@@ -76,7 +76,7 @@ describeStore(`embeddings (${storeKind})`, () => {
       const single = await embed(account.key, { model: 'text-embedding-3-small', input: [15339, 1917] });
       expect(single.json.usage.prompt_tokens).toBe(2);
       expect(single.json.data).toHaveLength(1);
-      const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+      const rows = (await t.usage(account.id)).data;
       expect(rows.map((r) => [r.quantity, r.amountNano]).sort()).toEqual([[2n, 40n], [5n, 100n], [5n, 100n]]);
     });
   });

@@ -92,7 +92,7 @@ describeStore(`images: the openai SDK images.edit against the gateway (${storeKi
     expect(before - after.balanceNano).toBe(charge);
     expect(after.openHolds).toBe(0);
     expect(response.headers.get('x-gateway-cost-usd')).toBe((Number(charge) / 1e9).toString());
-    const [row] = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
+    const [row] = (await t.usage(account.id, { limit: 1 })).data;
     expect(row).toMatchObject({ kind: 'tokens', unit: 'token', model: 'gpt-image-1', quantity: BigInt(usage.input_tokens + usage.output_tokens), amountNano: charge });
     expect(row!.details).toMatchObject({ input: usage.input_tokens, output: 272, image_input: SIM_EDIT_IMAGE_TOKENS.high });
   });
@@ -130,7 +130,7 @@ describeStore(`images: the openai SDK images.edit against the gateway (${storeKi
     expect(response.headers.get('x-gateway-images')).toBe('3');
     expect(response.headers.get('x-gateway-cost-usd')).toBe('0.06');
     expect(before - (await balance()).balanceNano).toBe(3n * DALL_E_2_NANO);
-    const [row] = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
+    const [row] = (await t.usage(account.id, { limit: 1 })).data;
     expect(row).toMatchObject({ kind: 'images-edits', unit: 'image', model: 'dall-e-2', quantity: 3n, amountNano: 3n * DALL_E_2_NANO });
     // The default answer is a URL on the simulator.
     const url = await client.images.edit({ model: 'dall-e-2', image: await toFile(png(16, 16, 3), 'a.png', { type: 'image/png' }), prompt: 'A hat.' });

@@ -64,7 +64,7 @@ describeStore('images: the flex model flux-2-flex (BFL) through the gateway', ()
   });
 
   const balance = async (id = account.id) => (await t.settled(id))!;
-  const lastRow = async (id = account.id) => (await t.gw.runtime.ledger.listUsage(id, { limit: 1 })).data[0];
+  const lastRow = async (id = account.id) => (await t.usage(id, { limit: 1 })).data[0];
 
   it('the public catalogue lists the model as available, billed per megapixel (1024x1024 unit) at its price', async () => {
     const res = await fetch(`${t.url}/api/public/catalog`);

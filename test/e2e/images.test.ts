@@ -52,7 +52,7 @@ describeStore('images: the openai SDK images.generate against the gateway', () =
     expect(before - after.balanceNano).toBe(charge);
     expect(after.openHolds).toBe(0);
     expect(response.headers.get('x-gateway-cost-usd')).toBe((Number(charge) / 1e9).toString());
-    const [row] = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
+    const [row] = (await t.usage(account.id, { limit: 1 })).data;
     expect(row).toMatchObject({ kind: 'tokens', unit: 'token', model: 'gpt-image-1', quantity: BigInt(usage.input_tokens + usage.output_tokens), amountNano: charge });
   });
 
@@ -68,7 +68,7 @@ describeStore('images: the openai SDK images.generate against the gateway', () =
     expect(response.headers.get('x-gateway-cost-usd')).toBe('0.04');
     expect(response.headers.get('x-gateway-images')).toBe('1');
     expect(before - (await balance()).balanceNano).toBe(IMAGE_NANO);
-    const [row] = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
+    const [row] = (await t.usage(account.id, { limit: 1 })).data;
     expect(row).toMatchObject({ kind: 'images-generations', unit: 'image', model: 'dall-e-3', quantity: 1n, amountNano: IMAGE_NANO });
     const b64 = await client.images.generate({ model: 'dall-e-3', prompt: 'A lighthouse at dusk.', response_format: 'b64_json', size: '1024x1024', quality: 'standard' });
     expect(Buffer.from(b64.data![0]!.b64_json!, 'base64')).toEqual(Buffer.from(await (await fetch(data.data![0]!.url!)).arrayBuffer()));

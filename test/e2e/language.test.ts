@@ -45,7 +45,7 @@ async function lastUpstream(t: TestGateway): Promise<{ path: string; body: any }
 }
 
 async function usageRows(t: TestGateway, account: { id: string }): Promise<Array<{ kind: string; unit: string; quantity: bigint; amount: bigint; model: string }>> {
-  return (await t.gw.runtime.ledger.listUsage(account.id)).data.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model }));
+  return (await t.usage(account.id)).data.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model }));
 }
 
 function untouched(t: TestGateway, account: { id: string }, balanceNano = BALANCE): Promise<void> {

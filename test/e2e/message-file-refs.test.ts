@@ -39,7 +39,7 @@ describe('messages with file references', () => {
     expect(vendorId).not.toBe(file.id);
     expect(JSON.stringify(sent.body)).not.toContain('file_gw_');
     expect(sent.headers['anthropic-beta']).toContain('files-api-2025-04-14');
-    const [row] = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const [row] = (await t.usage(account.id)).data;
     expect(row?.kind).toBe('tokens');
   });
 

@@ -42,7 +42,7 @@ describe('messages-format files', () => {
     expect(await sdk.files.delete(meta.id)).toEqual({ id: meta.id, type: 'file_deleted' });
     expect(await sdk.files.delete(meta.id)).toEqual({ id: meta.id, type: 'file_deleted' });
     await expect(sdk.files.retrieveMetadata(meta.id)).rejects.toBeInstanceOf(Anthropic.NotFoundError);
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
+    expect((await t.usage(account.id)).data).toEqual([]);
   });
 
   it('pages with page / next_page and works with the 0.x SDK (x-api-key, beta files namespace)', async () => {

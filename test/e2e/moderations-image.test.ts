@@ -51,7 +51,7 @@ describeStore(`moderations of images (${storeKind})`, () => {
     expect(a.json.usage).toEqual({ records: 1 });
     expect(a.headers.get('x-gateway-records')).toBe('1');
     expect(a.headers.get('x-gateway-cost-usd')).toBe('0.00075');
-    const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const usage = (await t.usage(account.id)).data;
     expect(usage).toHaveLength(rows);
     expect(usage.find((r) => r.requestId === a.headers.get('x-request-id'))).toMatchObject({ kind: 'moderations', unit: 'record', quantity: 1n, amountNano: RECORD_NANO, model: 'content-safety-image' });
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: FULL - BigInt(rows) * RECORD_NANO, heldNano: 0n, openHolds: 0 });
@@ -106,7 +106,7 @@ describeStore(`moderations of images (${storeKind})`, () => {
     // Any key of the same account may use it (spec 2), again and again while it lives.
     const { key: second } = await t.gw.runtime.ledger.createKey(account.id);
     expect((await moderate(second, { file_id: fileId })).status).toBe(200);
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data.map((r) => r.quantity)).toEqual([1n, 1n]);
+    expect((await t.usage(account.id)).data.map((r) => r.quantity)).toEqual([1n, 1n]);
   });
 
   it('refuses a file of another purpose (400), another account\'s or an unknown file (404), a pending file (400), with nothing reserved', async () => {

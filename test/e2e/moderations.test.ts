@@ -48,7 +48,7 @@ describeStore(`moderations (${storeKind})`, () => {
     expect(await lastUpstream()).toMatchObject({ path: '/contentsafety/text:analyze', body: { text: 'I will attack them and I hate them.', categories: ['Hate', 'Violence'] } });
     expect(a.headers.get('x-gateway-records')).toBe('1');
     expect(a.headers.get('x-gateway-cost-usd')).toBe('0.00038');
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model, requestId: r.requestId }))).toEqual([
       { kind: 'moderations', unit: 'record', quantity: 1n, amount: RECORD_NANO, model: 'content-safety-text', requestId: a.headers.get('x-request-id') },
     ]);
@@ -65,7 +65,7 @@ describeStore(`moderations (${storeKind})`, () => {
     const longest = await moderate(account.key, { text: '\u{1F44D}'.repeat(10_000) });
     expect(longest.status, JSON.stringify(longest.json)).toBe(200);
     expect(longest.json.usage).toEqual({ records: 1 });
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => [r.quantity, r.amountNano])).toEqual([[1n, RECORD_NANO], [1n, RECORD_NANO]]);
   });
 

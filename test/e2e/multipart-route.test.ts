@@ -45,7 +45,7 @@ describeStore(`multipart route (${storeKind})`, () => {
     const a = await send(account.key, '/v1/rerank-form', rerankForm((f) => f.append('notes', new Blob(['fine'], { type: 'text/plain' }), 'notes.txt')));
     expect(a.status, JSON.stringify(a.json)).toBe(200);
     expect(a.json.results).toEqual([{ index: 0, relevance_score: expect.any(Number) }]);
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data.map((r) => [r.kind, r.quantity, r.amountNano])).toEqual([['rerank-form', 1n, 2_000_000n]]);
+    expect((await t.usage(account.id)).data.map((r) => [r.kind, r.quantity, r.amountNano])).toEqual([['rerank-form', 1n, 2_000_000n]]);
   });
 
   it('refuses what the form declaration does not allow, and a multipart body on a JSON route, charging nothing', async () => {
@@ -63,6 +63,6 @@ describeStore(`multipart route (${storeKind})`, () => {
       expect(a.json.error.param ?? null).toBe(param);
     }
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n, heldNano: 0n, openHolds: 0 });
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
+    expect((await t.usage(account.id)).data).toEqual([]);
   });
 });

@@ -34,7 +34,7 @@ describeStore('openai SDK against the gateway', () => {
     const after = (await t.settled(account.id))!;
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(usage.prompt_tokens, usage.completion_tokens));
     expect(after.openHolds).toBe(0);
-    const rows = await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 });
+    const rows = await t.usage(account.id, { limit: 1 });
     expect(rows.data[0]).toMatchObject({ kind: 'tokens', model: 'gpt-4o-mini', quantity: BigInt(usage.total_tokens) });
     expect(rows.data[0]!.details).toMatchObject({ input: usage.prompt_tokens, output: usage.completion_tokens, cached: 0, reasoning: 0 });
   });
@@ -90,7 +90,7 @@ describeStore('openai SDK against the gateway', () => {
     expect(cached).toBeGreaterThan(0);
     const after = (await t.settled(account.id))!;
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(usage.prompt_tokens, usage.completion_tokens, cached));
-    const [row] = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
+    const [row] = (await t.usage(account.id, { limit: 1 })).data;
     expect(row!.details).toMatchObject({ input: usage.prompt_tokens, cached });
   });
 

@@ -100,7 +100,7 @@ describeStore(`raw body route (${storeKind})`, () => {
     expect(sent!.url).toBe('/pii/v1/documents:redact-pdf?language=en');
     expect(a.data.equals(pdf)).toBe(true);
     expect(a.headers['x-gateway-pages']).toBe('2');
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data.map((r) => [r.kind, r.quantity, r.amountNano])).toEqual([['pii-raw', 2n, 2n * PAGE_NANO]]);
+    expect((await t.usage(account.id)).data.map((r) => [r.kind, r.quantity, r.amountNano])).toEqual([['pii-raw', 2n, 2n * PAGE_NANO]]);
     // Any accepted type, parameters ignored; the bytes stay the client's.
     const b = await post(account.key, '/v1/pii-raw', pdf, { 'content-type': 'Application/Octet-Stream; x=1' });
     expect(b.status).toBe(200);

@@ -82,7 +82,7 @@ describeStore(`redact-pii made available by the operator (${storeKind})`, () => 
       const amount = PAGE_NANO * BigInt(pages);
       expect(a.headers.get('x-gateway-pages')).toBe(String(pages));
       expect(a.headers.get('x-gateway-cost-usd')).toBe(`0.0${pages}`);
-      const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+      const rows = (await t.usage(account.id)).data;
       expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model })))
         .toEqual([{ kind: 'documents-redact-pii', unit: 'page', quantity: BigInt(pages), amount, model: 'pii-redaction' }]);
       expect(await t.settled(account.id)).toMatchObject({ balanceNano: BALANCE - amount, heldNano: 0n, openHolds: 0 });

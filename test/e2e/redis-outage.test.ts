@@ -122,7 +122,7 @@ describeOnce('Redis outage, fail_closed', () => {
     // Nothing reserved or charged.
     const during = await t.settled(account.id);
     expect(during).toEqual(before);
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(1);
+    expect((await t.usage(account.id)).data).toHaveLength(1);
 
     await proxy.restore();
     await until('readiness after Redis returns', async () => (await ready(t)).status === 200);
@@ -194,7 +194,7 @@ describeOnce('Redis outage, fail_open', () => {
     await proxy.cut();
     const answers = await Promise.all(Array.from({ length: 5 }, () => post(t, account.key, '/v1/chat/completions', chat)));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(5);
+    expect((await t.usage(account.id)).data).toHaveLength(5);
 
     const metrics = await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
     expect(metrics).toMatch(/^gateway_limiter_fallback_total 5$/m);
@@ -215,7 +215,7 @@ describeOnce('Redis outage, fail_open', () => {
       for (let i = 0; i < 4; i++) answers.push(await call(t, account.key, false));
       expect(answers.map((a) => a.status), answers.at(-1)!.body).toEqual([200, 200, 200, 429]);
       expect(Number(answers[3]!.retryAfter)).toBeGreaterThan(0);
-      expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(3);
+      expect((await t.usage(account.id)).data).toHaveLength(3);
     } finally {
       await proxy.restore();
     }

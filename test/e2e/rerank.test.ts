@@ -30,7 +30,7 @@ describeStore(`rerank (${storeKind})`, () => {
     // $2.00 per 1,000 searches: one search is $0.002.
     expect(a.headers.get('x-gateway-searches')).toBe('1');
     expect(a.headers.get('x-gateway-cost-usd')).toBe('0.002');
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ kind: 'rerank', unit: 'search', quantity: 1n, amountNano: 2_000_000n, model: 'rerank-pro', requestId: a.headers.get('x-request-id') });
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: 998_000_000n, heldNano: 0n, openHolds: 0 });
@@ -43,7 +43,7 @@ describeStore(`rerank (${storeKind})`, () => {
     expect(a.status).toBe(200);
     expect(a.json.results).toHaveLength(1);
     expect(a.json.results[0].index % 7).toBe(0);
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => [r.quantity, r.amountNano])).toEqual([[1n, 2_000_000n]]);
   });
 

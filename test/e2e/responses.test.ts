@@ -65,7 +65,7 @@ describeStore('responses with the openai SDK', () => {
     const response = await client.responses.create({ model: 'gpt-4o', input: 'Please search twice for gateways', tools: [{ type: 'web_search' }] });
     expect(response.output.filter((o) => o.type === 'web_search_call')).toHaveLength(2);
     const after = await settled(a);
-    const rows = (await t.gw.runtime.ledger.listUsage(a.id, { limit: 3 })).data;
+    const rows = (await t.usage(a.id, { limit: 3 })).data;
     const searches = rows.filter((r) => r.kind === 'web_search');
     expect(searches).toHaveLength(2);
     for (const row of searches) expect(row).toMatchObject({ unit: 'call', quantity: 1n, amountNano: 10_000_000n, requestId: rows[0]!.requestId });

@@ -121,7 +121,7 @@ describeStore('model fallbacks (issue 29)', () => {
     await expect(ask(['text-embedding-3-small'])).rejects.toMatchObject({ status: 400, code: 'model_not_available', param: 'models' });
     await expect(ask('gpt-4o')).rejects.toMatchObject({ status: 400 });
     await expectConserved(t, a.id, a.opening);
-    expect((await t.gw.runtime.ledger.listUsage(a.id)).data).toHaveLength(0);
+    expect((await t.usage(a.id)).data).toHaveLength(0);
   });
 
   it('the hold covers the dearest offering the request may reach: 402 before any upstream call', async () => {

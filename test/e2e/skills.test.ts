@@ -63,7 +63,7 @@ describe('skills', () => {
       expect(Buffer.from(await res.arrayBuffer()).subarray(0, 2).toString()).toBe('PK');
     }
     expect(types.sort()).toEqual(['application/vnd.openxmlformats-officedocument.presentationml.presentation', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']);
-    const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const usage = (await t.usage(account.id)).data;
     expect(usage.map((r) => r.kind)).toEqual(['tokens']);
     // Generated files are downloadable with nothing left to spend, and count in the account's files.
     expect((await t.settled(account.id))!.balanceNano < 0n).toBe(true);

@@ -39,7 +39,7 @@ describeStore(`sound effects (${storeKind})`, () => {
       expect(res.headers.get('x-gateway-seconds')).toBe(String(duration));
       spent += BigInt(duration * 2) * NANO_PER_HALF_SECOND;
     }
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => [r.kind, r.unit, r.quantity, r.amountNano]).sort((a, b) => Number(a[2]) - Number(b[2]))).toEqual([
       ['sound-effects', 'second', 1n, 2_000_000n], ['sound-effects', 'second', 3n, 6_000_000n], ['sound-effects', 'second', 60n, 120_000_000n],
     ]);
@@ -59,7 +59,7 @@ describeStore(`sound effects (${storeKind})`, () => {
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     expect(res.headers.get('x-gateway-cost-usd')).toBe('0.008');
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data[0]).toMatchObject({ model: 'eleven_text_to_sound_v2', quantity: 4n, amountNano: 8_000_000n });
+    expect((await t.usage(account.id)).data[0]).toMatchObject({ model: 'eleven_text_to_sound_v2', quantity: 4n, amountNano: 8_000_000n });
   });
 
   it('refuses bad input with a 400 naming the parameter, reserving and charging nothing', async () => {

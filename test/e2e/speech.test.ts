@@ -47,7 +47,7 @@ describeStore(`speech (${storeKind})`, () => {
     expect(raw.headers.get('x-gateway-characters')).toBe('76');
     const amount = 7_600_000n;
     expect(raw.headers.get('x-gateway-cost-usd')).toBe('0.0076');
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ kind: 'speech', unit: 'character', quantity: BigInt(characters), amountNano: amount, model: 'eleven_multilingual_v2' });
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: 1_000_000_000n - amount, heldNano: 0n, openHolds: 0 });

@@ -55,7 +55,7 @@ describe('temporary files', () => {
     expect((await finalize(a.json.file_id)).json).toEqual(f.json);
     const record = await t.gw.runtime.files!.temp.resolve(account.id, a.json.file_id, ['VISION_INPUT']);
     expect(await t.gw.runtime.files!.temp.bytes(record)).toEqual(png);
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
+    expect((await t.usage(account.id)).data).toEqual([]);
   });
 
   it('refuses an unknown purpose, a content type the purpose does not take, and a size over its limit', async () => {

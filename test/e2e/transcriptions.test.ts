@@ -76,7 +76,7 @@ describeStore(`audio transcriptions and translations (${storeKind})`, () => {
     const charge = BigInt(usage.input_tokens) * 6000n + BigInt(usage.output_tokens) * 10_000n;
     expect(before - (await balance(account.id))).toBe(charge);
     expect(response.headers.get('x-gateway-cost-usd')).toBe((Number(charge) / 1e9).toString());
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id, { limit: 1 })).data;
+    const rows = (await t.usage(account.id, { limit: 1 })).data;
     expect(rows[0]).toMatchObject({ model: 'gpt-4o-transcribe', unit: 'token', amountNano: charge, quantity: BigInt(usage.input_tokens + usage.output_tokens) });
   });
 
@@ -96,7 +96,7 @@ describeStore(`audio transcriptions and translations (${storeKind})`, () => {
       expect(a.headers.get('x-gateway-cost-usd')).toBe(cost);
       expect(a.headers.get('x-gateway-audio-seconds')).toBe(seconds.toString());
       expect(before - (await balance(edge.id))).toBe(seconds * NANO_PER_SECOND);
-      const [row] = (await t.gw.runtime.ledger.listUsage(edge.id, { limit: 1 })).data;
+      const [row] = (await t.usage(edge.id, { limit: 1 })).data;
       expect(row).toMatchObject({ kind: 'audio-transcriptions', unit: 'second', quantity: seconds, amountNano: seconds * NANO_PER_SECOND, model: 'whisper-1' });
     }
     expect(await t.settled(edge.id)).toMatchObject({ heldNano: 0n, openHolds: 0 });

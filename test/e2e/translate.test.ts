@@ -29,7 +29,7 @@ describeStore(`translate (${storeKind})`, () => {
     expect(a.headers.get('x-gateway-characters')).toBe('36');
     // $10.00 per 1M characters: 36 characters are $0.00036, exactly.
     expect(a.headers.get('x-gateway-cost-usd')).toBe('0.00036');
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows.map((r) => ({ kind: r.kind, unit: r.unit, quantity: r.quantity, amount: r.amountNano, model: r.model }))).toEqual([
       { kind: 'translate', unit: 'character', quantity: 36n, amount: 360_000n, model: 'translator-standard' },
     ]);
@@ -42,7 +42,7 @@ describeStore(`translate (${storeKind})`, () => {
     expect(a.status).toBe(200);
     expect(a.json.data).toEqual([{ index: 0, translations: [{ to: 'en', text: '[en] Bonjour' }] }]);
     expect(a.json.usage).toEqual({ characters: 7 });
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data[0]).toMatchObject({ quantity: 7n, amountNano: 70_000n });
+    expect((await t.usage(account.id)).data[0]).toMatchObject({ quantity: 7n, amountNano: 70_000n });
   });
 
   it('refuses bad input with a 400 naming the parameter, reserving and charging nothing', async () => {

@@ -67,7 +67,7 @@ describeStore(`video jobs (${storeKind})`, () => {
     expect(done.json).toMatchObject({ status: 'completed', progress: 100, usage: { seconds: 8, cost_usd: '0.8' } });
     expect(done.headers.get('x-gateway-cost-usd')).toBe('0.8');
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: 5_000_000_000n - 8n * NANO_PER_SECOND, heldNano: 0n, openHolds: 0 });
-    const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const usage = (await t.usage(account.id)).data;
     expect(usage.map((r) => [r.kind, r.unit, r.quantity, r.amountNano])).toEqual([['videos-generations', 'second', 8n, 8n * NANO_PER_SECOND]]);
 
     const whole = await fetch(done.json.video_url);

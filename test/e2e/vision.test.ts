@@ -88,7 +88,7 @@ describeStore(`vision analysis (${storeKind})`, () => {
     expect(a.json.usage).toEqual({ features });
     expect(a.headers.get('x-gateway-features')).toBe(String(features));
     expect(a.headers.get('x-gateway-cost-usd')).toBe((Number(amount) / 1e9).toString());
-    const usage = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const usage = (await t.usage(account.id)).data;
     expect(usage.find((r) => r.requestId === a.headers.get('x-request-id'))).toMatchObject({ kind: 'vision-analyze', unit: 'feature', quantity: BigInt(features), amountNano: amount, model: 'image-analysis' });
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: FULL - spentNano, heldNano: 0n, openHolds: 0 });
   }
@@ -105,7 +105,7 @@ describeStore(`vision analysis (${storeKind})`, () => {
     // 3 x $0.0015 = $0.0045 = 4,500,000 nano-USD.
     expect(a.headers.get('x-gateway-cost-usd')).toBe('0.0045');
     await expectBilled(account, a, 3, 4_500_000n);
-    const rows = (await t.gw.runtime.ledger.listUsage(account.id)).data;
+    const rows = (await t.usage(account.id)).data;
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ unit: 'feature', quantity: 3n, amountNano: 4_500_000n });
   });

@@ -24,9 +24,12 @@ export interface TestGateway {
   /**
    * The account once every charge answered on a credit grant is posted (issue 30), its grants counted
    * as its own: the balance as if each request had reserved and settled alone (what they left unspent
-   * is back in it), the holds without the grants. What a test of exact charges compares.
+   * is back in it; a request still in flight on a grant is held, as its reserve would be), the holds
+   * without the grants. What a test of exact charges compares.
    */
   settled(accountId: string): Promise<AccountView>;
+  /** The account's usage rows once every charge answered on a credit grant is posted (issue 30: posted behind the answer). */
+  usage(accountId: string, opts?: Parameters<RunningGateway['runtime']['ledger']['listUsage']>[1]): ReturnType<RunningGateway['runtime']['ledger']['listUsage']>;
   /** Sets a simulator fault (POST /__sim/faults). */
   fault(fault: Record<string, unknown>, model?: string): Promise<void>;
   /** Clears simulator faults. */
@@ -69,7 +72,17 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
       await gw.postGrants();
       const view = await gw.runtime.ledger.getAccount(accountId);
       if (!view) throw new Error(`account ${accountId} not found`);
-      return { ...view, balanceNano: view.balanceNano + view.grantedNano, heldNano: view.heldNano - view.grantedNano, openHolds: view.openHolds - view.openGrants, grantedNano: 0n, openGrants: 0 };
+      // A request in flight on a grant holds its quote in memory: counted as the hold it would be alone.
+      const grant = gw.runtime.grants?.book.grantOf(accountId);
+      const inflight = { nano: grant?.inflightNano ?? 0n, draws: grant?.draws ?? 0 };
+      return {
+        ...view, balanceNano: view.balanceNano + view.grantedNano - inflight.nano, heldNano: view.heldNano - view.grantedNano + inflight.nano,
+        openHolds: view.openHolds - view.openGrants + inflight.draws, grantedNano: 0n, openGrants: 0,
+      };
+    },
+    async usage(accountId, listOpts) {
+      await gw.postGrants();
+      return gw.runtime.ledger.listUsage(accountId, listOpts);
     },
     fault: (fault, model) => simCall('POST', '/__sim/faults', { ...(model ? { model } : {}), fault }),
     clearFaults: () => simCall('DELETE', '/__sim/faults'),

@@ -16,7 +16,7 @@ export async function postJson(t: TestGateway, path: string, key: string, body: 
 /** The account still has `balanceNano`, holds nothing and has no usage row. */
 export async function expectUntouched(t: TestGateway, account: { id: string }, balanceNano: bigint): Promise<void> {
   expect(await t.settled(account.id)).toMatchObject({ balanceNano, heldNano: 0n, openHolds: 0 });
-  expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toEqual([]);
+  expect((await t.usage(account.id)).data).toEqual([]);
 }
 
 /**

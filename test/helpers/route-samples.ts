@@ -225,7 +225,7 @@ export async function settledState(t: TestGateway, accountId: string): Promise<{
   for (let i = 0; i < 100; i++) {
     const account = (await t.settled(accountId))!;
     if (account.openHolds === 0) {
-      const usage = await t.gw.runtime.ledger.listUsage(accountId, { limit: 1 });
+      const usage = await t.usage(accountId, { limit: 1 });
       return { balanceNano: account.balanceNano, lastRow: usage.data[0]?.id ?? null };
     }
     await new Promise((r) => setTimeout(r, 20));

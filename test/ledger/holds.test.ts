@@ -27,7 +27,7 @@ describeStore(`holds (${storeKind})`, () => {
   it('reserve moves the amount from balance to held, and refuses past -credit_limit', async () => {
     const id = await account(10n * X, 5n * X);
     expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 12n * X, ttlMs: 60_000 })).toBe(true);
-    expect(await ledger.getAccount(id)).toEqual({ id, balanceNano: -2n * X, creditLimitNano: 5n * X, heldNano: 12n * X, openHolds: 1 });
+    expect(await ledger.getAccount(id)).toEqual({ id, balanceNano: -2n * X, creditLimitNano: 5n * X, heldNano: 12n * X, openHolds: 1, grantedNano: 0n, openGrants: 0 });
     expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 3n * X + 1n, ttlMs: 60_000 })).toBe(false);
     expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 3n * X, ttlMs: 60_000 })).toBe(true);
     expect(await ledger.reserve({ holdId: holdId(), accountId: id, amountNano: 1n, ttlMs: 60_000 })).toBe(false);

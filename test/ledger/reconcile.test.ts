@@ -62,7 +62,7 @@ describeStore(`reconcile (${storeKind})`, () => {
     await expect(ledger.topUp(id, 0n)).rejects.toMatchObject({ code: 'invalid_amount' });
     await expect(ledger.topUp(id, -5n)).rejects.toMatchObject({ code: 'invalid_amount' });
     await expect(ledger.topUp('acct_nope', 5n)).rejects.toMatchObject({ code: 'not_found' });
-    expect(await ledger.topUp(id, 5n)).toEqual({ id, balanceNano: 5n, creditLimitNano: 0n, heldNano: 0n, openHolds: 0 });
+    expect(await ledger.topUp(id, 5n)).toEqual({ id, balanceNano: 5n, creditLimitNano: 0n, heldNano: 0n, openHolds: 0, grantedNano: 0n, openGrants: 0 });
     expect(await ledger.getAccount('acct_nope')).toBeNull();
     await expect(ledger.createAccount({ creditLimitNano: -1n })).rejects.toMatchObject({ code: 'invalid_amount' });
   });

@@ -40,7 +40,7 @@ describe('operation ids, optional mode', () => {
     expect([again.status, again.headers.get('x-gateway-operation-replayed'), again.headers.get('x-gateway-cost-usd')]).toEqual([200, 'true', '0']);
     expect(await again.json()).toEqual(body);
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: balance, heldNano: 0n });
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(1);
+    expect((await t.usage(account.id)).data).toHaveLength(1);
   });
 
   it('answers 409 while the operation runs, and lets a failed one run again', async () => {
@@ -62,7 +62,7 @@ describe('operation ids, optional mode', () => {
     const retried = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-retry');
     expect([retried.status, retried.headers.get('x-gateway-operation-replayed')]).toEqual([200, null]);
     await retried.arrayBuffer();
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(2);
+    expect((await t.usage(account.id)).data).toHaveLength(2);
   });
 
   it('gives an id back when the request was refused before dispatch (402), so it works after a top-up', async () => {

@@ -77,8 +77,9 @@ export class GrantAccount {
   grantId: string;
   /** The grant's amount as the store last answered; 0 while opening. */
   amountNano = 0n;
-  /** Quotes of the requests admitted and not finished. */
+  /** Quotes of the requests admitted and not finished, and how many they are. */
   inflightNano = 0n;
+  draws = 0;
   /** Charges finished and not yet acknowledged posted. */
   unpostedNano = 0n;
   /** Rows of answered requests, for the next flush. */

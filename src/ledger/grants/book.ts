@@ -29,6 +29,8 @@ export interface GrantView {
   /** What admissions count against (smaller while a shrinking flush is in flight). */
   effectiveNano: bigint;
   inflightNano: bigint;
+  /** Requests admitted on it and not finished. */
+  draws: number;
   unpostedNano: bigint;
   exposureNano: bigint;
   /** No admission at or after this (ms, the book's clock). */
@@ -100,6 +102,7 @@ export class GrantBook {
       return 'no_fit';
     }
     acc.inflightNano += quoteNano;
+    acc.draws += 1;
     return { requestId, accountId, quoteNano, done: false, stream: null };
   }
 
@@ -146,6 +149,7 @@ export class GrantBook {
     if (draw.done) return acc;
     draw.done = true;
     acc.inflightNano -= draw.quoteNano;
+    acc.draws -= 1;
     if (draw.stream) this.untrack(acc, draw);
     return acc;
   }
@@ -204,7 +208,7 @@ export class GrantBook {
     const acc = this.accounts.get(accountId);
     if (!acc) return null;
     return {
-      grantId: acc.grantId, live: acc.live, amountNano: acc.amountNano, effectiveNano: acc.effectiveNano(), inflightNano: acc.inflightNano,
+      grantId: acc.grantId, live: acc.live, amountNano: acc.amountNano, effectiveNano: acc.effectiveNano(), inflightNano: acc.inflightNano, draws: acc.draws,
       unpostedNano: acc.unpostedNano, exposureNano: acc.exposureNano(), deadline: acc.deadline, inDoubt: acc.sent !== null,
     };
   }

@@ -45,6 +45,6 @@ describe('admission: claim, then limits, then reserve', () => {
     const retried = await post(t, account.key, 'adm-2');
     expect([retried.status, retried.headers.get('x-gateway-operation-replayed')]).toEqual([200, null]);
     await retried.arrayBuffer();
-    expect((await t.gw.runtime.ledger.listUsage(account.id)).data).toHaveLength(2);
+    expect((await t.usage(account.id)).data).toHaveLength(2);
   });
 });

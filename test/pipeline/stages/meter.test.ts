@@ -28,7 +28,7 @@ describe('meter stage metrics', () => {
     const labels = (kind: string) => `provider="openai",model="gpt-4o-mini",kind="${kind}"`;
     expect(await sample(t, 'gateway_tokens_metered_total', labels('input'))).toBe(String(usage.prompt_tokens));
     expect(await sample(t, 'gateway_tokens_metered_total', labels('output'))).toBe(String(usage.completion_tokens));
-    const charged = (await t.gw.runtime.ledger.listUsage(account.id)).data.reduce((sum, r) => sum + r.amountNano, 0n);
+    const charged = (await t.usage(account.id)).data.reduce((sum, r) => sum + r.amountNano, 0n);
     expect(await sample(t, 'gateway_cost_metered_nano_usd_total', 'provider="openai",model="gpt-4o-mini"')).toBe(charged.toString());
   });
 
