@@ -69,7 +69,7 @@ export function compileMeters(manifest: RouteManifest, format: ClientFormat, fil
       }
       if (spec.output_times) throw new ManifestError(file, `${at}/output_times`, 'output_times belongs to a token meter with a `reserve` (a format that sizes requests in tokens reads the output cap from the request)');
       if (!format.tokens) throw new ManifestError(file, at, `client format "${format.id}" cannot size requests in tokens, so it cannot have a token meter`);
-      meters.set(unit, tokenMeter(format.tokens));
+      meters.set(unit, tokenMeter(format.tokens, undefined, spec.headers?.cost));
       continue;
     }
     if (spec.output_times) throw new ManifestError(file, `${at}/output_times`, 'output_times belongs to the token meter (`source: {translator: tokens}`)');

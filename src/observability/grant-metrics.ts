@@ -8,8 +8,8 @@ import { Counter, Gauge, Histogram, STAGE_BUCKETS_SECONDS, type Registry } from 
 /** The strict path's reasons (src/ledger/grants/book.ts StrictReason). */
 const STRICT_REASONS = ['disabled', 'cold', 'no_fit', 'max_draw', 'lease', 'low_balance', 'job', 'outage'];
 
-/** How a reclaim ended: the retried reserve fitted, did not, or no other replica held a grant. */
-const RECLAIM_OUTCOMES = ['reclaimed', 'refused', 'none'];
+/** How a reclaim ended: the reserve tried once more fitted, or did not (the 402). */
+const RECLAIM_OUTCOMES = ['reclaimed', 'refused'];
 
 /** The grant metrics of one registry. */
 export class GrantMetrics {

@@ -111,7 +111,8 @@ export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: 
   if (admitOnGrant(ctx, runtime, quote, amounts[0]!, job !== null)) return;
   const ttlMs = job ? job.deadlineMs(settings) + settings.holdTtlMs : settings.holdTtlMs;
   if (await reserveStrict(ctx, runtime, quote, amounts, ttlMs)) return;
-  if (runtime.grants && await runtime.grants.reclaim(ctx.auth!.accountId)) {
+  if (runtime.grants) {
+    await runtime.grants.reclaim(ctx.auth!.accountId);
     const fitted = await reserveStrict(ctx, runtime, quote, amounts, ttlMs);
     runtime.grants.reclaimed(fitted);
     if (fitted) return;

@@ -45,19 +45,17 @@ export class Grants {
 
   /**
    * Before a 402: gives this replica's headroom back and asks the others for theirs, waiting up to
-   * `reclaim_wait_ms`. True when anything may have come back (the caller then tries once more).
+   * `reclaim_wait_ms` for them to answer. The caller then tries once more, whatever came back: a
+   * grant given back to another request's reclaim a moment ago is in the balance too.
    */
-  async reclaim(accountId: string): Promise<boolean> {
-    const own = await this.book.giveBack(accountId).catch(() => false);
+  async reclaim(accountId: string): Promise<void> {
+    await this.book.giveBack(accountId).catch(() => false);
     const flagged = await this.store.askOthers(accountId, this.book.owner);
-    if (flagged > 0) {
-      const until = Date.now() + this.settings().reclaimWaitMs;
-      while (Date.now() < until && await this.store.othersPending(accountId, this.book.owner)) {
-        await new Promise((resolve) => setTimeout(resolve, RECLAIM_POLL_MS));
-      }
+    if (flagged === 0) return;
+    const until = Date.now() + this.settings().reclaimWaitMs;
+    while (Date.now() < until && await this.store.othersPending(accountId, this.book.owner)) {
+      await new Promise((resolve) => setTimeout(resolve, RECLAIM_POLL_MS));
     }
-    if (!own && flagged === 0) this.metrics?.reclaims.inc(['none']);
-    return own || flagged > 0;
   }
 
   /** How a reclaim's second try ended. */
