@@ -73,11 +73,14 @@ export function buildItem(acc: GrantAccount, s: GrantSettings, now: number, chec
   const due = acc.rows.length > 0 || acc.waiting.length > 0 || streams.length > 0 || acc.flushWaiters.length > 0
     || renew || giveBack || (!acc.dead && resizeDue(acc, target));
   if (!due) return null;
-  for (const d of streams) {
+  // A stream whose snapshot has nothing new (its text was already recorded) is not counted as recorded further.
+  const recorded = streams.filter((d) => {
     const record = d.stream!;
-    record.rows = record.snapshot() ?? record.rows;
+    const rows = record.snapshot();
     record.snapshotAt = now;
-  }
+    if (rows) record.rows = rows;
+    return rows !== null;
+  });
   const close = acc.closing && acc.inflightNano === 0n && acc.streams.size === 0;
   const item: FlushItem = {
     grant: acc.grantId, account: acc.accountId, seq: ++acc.seq, target: target.toString(), min: floorNano.toString(),
@@ -85,7 +88,7 @@ export function buildItem(acc: GrantAccount, s: GrantSettings, now: number, chec
     delivered: [...acc.streams].flatMap((d) => d.stream!.rows.map(rowPayload)),
   };
   if (close) item.close = true;
-  return send(acc, now, item, { targetNano: target, streams: streams.map((draw) => ({ draw, chars: draw.stream!.chars })), leaseMs: s.leaseMs });
+  return send(acc, now, item, { targetNano: target, streams: recorded.map((draw) => ({ draw, chars: draw.stream!.chars })), leaseMs: s.leaseMs });
 }
 
 /** Marks the item sent: the queued charges and waiters move onto it. */

@@ -19,10 +19,14 @@ const MIN_INTERVAL_MS = 250;
 export function startCheckpoints(ctx: RequestContext, runtime: Runtime, translator: StreamTranslator): () => void {
   const hold = ctx.hold!;
   let recordedLength = 0;
-  /** The rows of what was delivered since the last record, or null when nothing new was. */
+  /**
+   * The rows of what was delivered since the last record, or null when nothing new was. On a grant
+   * the flusher records a piece the stream is about to write too (its gate waits for that record), so
+   * what has not reached the client yet is counted: a crash then bills at most that piece early.
+   */
   const deliveredRows = (): UsageRowInput[] | null => {
     const text = translator.deliveredText();
-    if (!ctx.started || text.length <= recordedLength) return null;
+    if ((!ctx.started && !hold.draw) || text.length <= recordedLength) return null;
     const billed = meterOf(ctx)?.bill(ctx, { delivery: 'partial', reported: translator.usage(), deliveredText: text }, hold.inputEstimate);
     if (!billed) return null;
     recordedLength = text.length;
