@@ -45,6 +45,7 @@ import { children, cleanEnv, ensurePortkey, freePort, killChildren, prepareBasel
 import { profileGateway, profileNote } from './lib/profile.mjs';
 import { evaluateTargets, f2, report } from './lib/report.mjs';
 import { stageTimings } from './lib/stages.mjs';
+import { benchVariants } from './lib/variants.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Main
@@ -88,6 +89,7 @@ async function main() {
   const targets = [{ id: 'direct', kind: 'direct', label: 'Simulator, direct', url: simUrl, pid: null }];
   let db = null;
   let baseDb = null;
+  const variantDbs = [];
   let profile = null;
   let stages = null;
   let portkeyInfo = null;
@@ -101,6 +103,16 @@ async function main() {
       const gw = await startGateway('gateway (PostgreSQL)', simUrl, { databaseUrl: db.url });
       targets.push({ ...gw, id: 'gw-pg', store: 'postgres', label: 'Gateway, PostgreSQL', database: db.name });
       progress(`gateway on PostgreSQL at ${gw.url} (pid ${gw.pid}, ${gw.rssStartMb.toFixed(0)} MB RSS)`);
+      // Configuration variants (bench/lib/variants.mjs), measured on the chat phases like the baseline.
+      if (!ARGS.includes('--no-variants')) {
+        for (const v of benchVariants()) {
+          const vdb = await createDatabase();
+          variantDbs.push(vdb);
+          const gwv = await startGateway(v.label, simUrl, { databaseUrl: vdb.url }, [], { GATEWAY_CONFIG: v.config });
+          targets.push({ ...gwv, id: v.id, store: 'postgres', baseline: true, variant: v.id, label: v.label, database: vdb.name });
+          progress(`${v.label} at ${gwv.url} (pid ${gwv.pid}, ${gwv.rssStartMb.toFixed(0)} MB RSS)`);
+        }
+      }
       if (CFG.baselineRef) {
         const { commit, root } = prepareBaseline(CFG.baselineRef);
         baseDb = await createDatabase();
@@ -177,7 +189,7 @@ async function main() {
   } finally {
     await sim.stop();
     for (const child of children) child.kill('SIGKILL');
-    for (const d of [db, baseDb].filter(Boolean)) {
+    for (const d of [db, baseDb, ...variantDbs].filter(Boolean)) {
       await adminSql(`DROP DATABASE IF EXISTS ${d.name} WITH (FORCE)`).then(
         () => progress(`PostgreSQL database ${d.name} dropped`),
         (error) => progress(`could not drop ${d.name}: ${error.message}`),

@@ -24,7 +24,7 @@ function phaseLine(phase, r) {
  * load from other processes falls on all targets alike.
  */
 export async function measureAll(targets, sim) {
-  const out = new Map(targets.map((t) => [t.id, { label: t.label, kind: t.kind, store: t.store, baseline: t.baseline ?? false }]));
+  const out = new Map(targets.map((t) => [t.id, { label: t.label, kind: t.kind, store: t.store, baseline: t.baseline ?? false, variant: t.variant ?? null }]));
   const pools = new Map(targets.map((t) => [t.id, { open: newPool(t.url, 256), closed: newPool(t.url, CFG.concurrency) }]));
   const sliceSeconds = CFG.seconds / CFG.rounds;
   const run = (t, phase, seconds) => {

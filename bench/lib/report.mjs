@@ -31,7 +31,7 @@ function roles(rows) {
     direct: rows.find((r) => r.kind === 'direct'),
     floor: rows.find((r) => r.kind === 'floor'),
     gw: rows.find((r) => r.kind === 'gateway' && r.store === 'postgres' && !r.baseline),
-    base: rows.find((r) => r.baseline),
+    base: rows.find((r) => r.baseline && !r.variant),
     gwLite: rows.find((r) => r.kind === 'gateway' && r.store === 'pglite'),
     pk: rows.find((r) => r.kind === 'portkey'),
   };
@@ -43,11 +43,25 @@ function roles(rows) {
  * rounds (lowest to highest slice).
  */
 function baselineSection(rows) {
-  const { gw, base, direct } = roles(rows);
+  const { gw, base } = roles(rows);
   if (!gw || !base) return [];
-  const L = [`## This build against ${base.label} (BENCH_BASELINE_REF)`, ''];
+  return comparison(rows, base, `## This build against ${base.label} (BENCH_BASELINE_REF)`, 'baseline');
+}
+
+/** Each configuration variant (bench/lib/variants.mjs) against the default configuration, same run. */
+function variantSections(rows) {
+  const { gw } = roles(rows);
+  if (!gw) return [];
+  return rows.filter((r) => r.variant).flatMap((v) => comparison(rows, v, `## The default configuration against ${v.label}`, 'variant'));
+}
+
+/** One comparison table: this build's default gateway on PostgreSQL against `other`, chat phases. */
+function comparison(rows, other, title, name) {
+  const { gw, direct } = roles(rows);
+  const base = other;
+  const L = [title, ''];
   L.push(`Both on PostgreSQL (each its own database), measured in the same rounds. Throughput: the closed loops; the spread is each row's lowest to highest round. Added latency: p50 at ${CFG.lowRate}/s over the direct call.`, '');
-  L.push('| Phase | this build | baseline | difference | spread between rounds (this build; baseline) | CPU/req this build / baseline (µs) |', '|---|--:|--:|--:|--:|--:|');
+  L.push(`| Phase | this build | ${name} | difference | spread between rounds (this build; ${name}) | CPU/req this build / ${name} (µs) |`, '|---|--:|--:|--:|--:|--:|');
   const spread = (r) => (r.sliceRps?.length > 1 ? `${f0(Math.min(...r.sliceRps))}-${f0(Math.max(...r.sliceRps))}` : '—');
   for (const [key, what] of [['throughput', 'non-streaming, req/s'], ['streamThroughput', 'streaming, streams/s'], ['translatedThroughput', 'translated streaming, streams/s']]) {
     const g = gw[key]; const b = base[key];
@@ -354,6 +368,7 @@ export function report({ machine, results, pgVersion, portkey, profile, stages, 
   for (const t of targets) L.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.verdict} |`);
   L.push('');
   L.push(...baselineSection(rows));
+  L.push(...variantSections(rows));
   const why = explain(rows, baselines, stages);
   if (why.length) L.push('Why, from the measurements above:', '', ...why.map((w) => `- ${w}`), '');
 

@@ -12,6 +12,14 @@ export interface AccountView {
   openGrants: number;
 }
 
+/**
+ * The account as its user sees it: credit grants (issue 30) are this gateway's headroom, not money
+ * spent or held for a request, so their unspent amount counts as balance and they are not holds.
+ */
+export function asUserSees(a: AccountView): AccountView {
+  return { ...a, balanceNano: a.balanceNano + a.grantedNano, heldNano: a.heldNano - a.grantedNano, openHolds: a.openHolds - a.openGrants, grantedNano: 0n, openGrants: 0 };
+}
+
 /** One charge to write at settle time (a token line, a web-search call, ...). */
 export interface UsageRowInput {
   requestId: string;

@@ -20,9 +20,14 @@ export interface AccountListing {
 
 interface Row { id: string; email: string | null; balance: string; credit: string; held: string; open_holds: number; created_at: Date }
 
-const SELECT = `SELECT a.id, u.email, a.balance_nano::text AS balance, a.credit_limit_nano::text AS credit, a.held_nano::text AS held,
-  (SELECT count(*) FROM holds h WHERE h.account_id = a.id AND h.closed_at IS NULL)::int AS open_holds, a.created_at
-FROM accounts a LEFT JOIN console_users u ON u.account_id = a.id`;
+// Credit grants (issue 30) are counted as the balance they came from, not as holds: the operator's
+// table shows what each account has and what its requests in flight hold.
+const SELECT = `SELECT a.id, u.email, (a.balance_nano + g.granted)::text AS balance, a.credit_limit_nano::text AS credit,
+  (a.held_nano - g.granted)::text AS held, g.request_holds AS open_holds, a.created_at
+FROM accounts a LEFT JOIN console_users u ON u.account_id = a.id,
+  LATERAL (SELECT coalesce(sum(h.amount_nano) FILTER (WHERE h.kind = 'grant'), 0) AS granted,
+                  (count(*) FILTER (WHERE h.kind = 'request'))::int AS request_holds
+           FROM holds h WHERE h.account_id = a.id AND h.closed_at IS NULL) g`;
 
 function listing(r: Row): AccountListing {
   return {

@@ -14,6 +14,7 @@ import { esc, page, usd, when } from '../html.js';
 import { embedJson, spendData, type SpendData, type SpendSeries } from '../usage-chart-data.js';
 import { usageCsv } from '../usage-csv.js';
 import { parseUsageQuery, queryString, type UsageQuery } from '../usage-query.js';
+import { asUserSees } from '../../ledger/types.js';
 
 /** Most usage rows the page lists (the CSV has all of them). */
 export const PAGE_ROWS = 200;
@@ -22,8 +23,10 @@ const SCRIPTS = ['/console/assets/chart.umd.min.js', '/console/assets/usage-char
 
 /** The money figures (spec: balance is spendable, open holds already taken off it). */
 async function balanceSection(deps: ConsoleDeps, accountId: string): Promise<string> {
-  const account = await deps.ledger.getAccount(accountId);
-  if (!account) throw new ConsoleRefusal(404, 'Your account was not found.');
+  const stored = await deps.ledger.getAccount(accountId);
+  if (!stored) throw new ConsoleRefusal(404, 'Your account was not found.');
+  // Grants are the gateway's own headroom (issue 30): their unspent part is still the user's balance.
+  const account = asUserSees(stored);
   // balanceNano already excludes held money (ledger holds move it to heldNano), so adding the credit
   // limit gives what new requests can spend; subtracting heldNano again would count holds twice.
   const available = account.balanceNano + account.creditLimitNano;
