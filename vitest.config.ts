@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // (test/helpers/db.ts reads GATEWAY_TEST_STORE; see describeStore for the unreachable-server rule).
 // Store-independent tests (parsers, translators, codegen, the simulator) run once, in the pglite project.
 const everything = ['test/**/*.test.ts'];
+const immediateBound = ['test/e2e/{concurrency,crash,store-outage,scale-out,money-errors,openai-sdk,anthropic-sdk,faults,grants-*}.test.ts'];
 const storeBound = ['test/{e2e,ledger,store,admin,cli,console,jobs}/**/*.test.ts', 'test/config/reload.test.ts'];
 
 export default defineConfig({
@@ -19,6 +20,18 @@ export default defineConfig({
           name: 'postgres',
           include: storeBound,
           env: { GATEWAY_TEST_STORE: 'postgres' },
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+        },
+      },
+      {
+        // Credit grants with `post: immediate` (issue 30: every billing, crash, outage and scale-out test
+        // passes in both post modes): those tests again, on PostgreSQL, each answer waiting for its post.
+        test: {
+          name: 'immediate',
+          include: immediateBound,
+          env: { GATEWAY_TEST_STORE: 'postgres', GATEWAY_GRANTS_POST: 'immediate' },
           testTimeout: 30_000,
           hookTimeout: 60_000,
           pool: 'forks',

@@ -65,7 +65,7 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     console: consoleOf(c.console, env),
     // issue 29 item 3: the defaults, with gateway.config.yaml's `routing:` on top.
     routing: compileRouting(c.routing, DEFAULT_ROUTING, { file: relative(raw.root, raw.configFile), pointer: '/routing', lineOf: raw.configLineOf }),
-    grants: compileGrants(c.billing?.grants),
+    grants: compileGrants(c.billing?.grants, env),
   };
 }
 

@@ -46,6 +46,8 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
   const env: Record<string, string> = {
     PORT: '0', SIM_PORT: '0', GATEWAY_DATA_DIR: ':memory:', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'silent',
     ...(store?.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+    // The vitest project `immediate` runs the billing tests with billing.grants.post: immediate.
+    ...(process.env.GATEWAY_GRANTS_POST ? { GATEWAY_GRANTS_POST: process.env.GATEWAY_GRANTS_POST } : {}),
     ...opts.env,
   };
   let gw: RunningGateway;
