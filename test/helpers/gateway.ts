@@ -71,12 +71,13 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
       return { id, key };
     },
     async settled(accountId) {
+      // A request in flight on a grant holds its quote in memory: counted as the hold it would be alone.
+      // Read before posting: one that finishes meanwhile is still counted in flight (the caller asks again).
+      const grant = gw.runtime.grants?.book.grantOf(accountId);
+      const inflight = { nano: grant?.inflightNano ?? 0n, draws: grant?.draws ?? 0 };
       await gw.postGrants();
       const view = await gw.runtime.ledger.getAccount(accountId);
       if (!view) throw new Error(`account ${accountId} not found`);
-      // A request in flight on a grant holds its quote in memory: counted as the hold it would be alone.
-      const grant = gw.runtime.grants?.book.grantOf(accountId);
-      const inflight = { nano: grant?.inflightNano ?? 0n, draws: grant?.draws ?? 0 };
       return {
         ...view, balanceNano: view.balanceNano + view.grantedNano - inflight.nano, heldNano: view.heldNano - view.grantedNano + inflight.nano,
         openHolds: view.openHolds - view.openGrants + inflight.draws, grantedNano: 0n, openGrants: 0,
