@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyConfig } from '../helpers/config.js';
 import { openTestDb, storeKind } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyDatabase, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((ok) => setTimeout(ok, ms));
 const LEASE_SECONDS = 2;
@@ -34,13 +34,11 @@ async function call(t: TestGateway, key: string, stream = false): Promise<Answer
 
   beforeAll(async () => {
     store = await openTestDb();
-    const real = new URL(store.databaseUrl!);
-    proxy = await startTcpProxy({ host: real.hostname, port: Number(real.port || 5432) });
-    const viaProxy = new URL(store.databaseUrl!);
-    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    const proxied = await proxyDatabase(store.databaseUrl!);
+    proxy = proxied.proxy;
     const config = await copyConfig();
     await config.editYaml('gateway.config.yaml', (doc) => { doc.billing = { ...doc.billing, sweep_interval_seconds: 1, grants: { lease_seconds: LEASE_SECONDS } }; });
-    t = await startTestGateway({ configFile: config.configFile, env: { DATABASE_URL: viaProxy.toString() } });
+    t = await startTestGateway({ configFile: config.configFile, env: { DATABASE_URL: proxied.viaProxy } });
   });
   afterAll(async () => { await t?.dispose(); await proxy?.close(); await store?.dispose(); });
 

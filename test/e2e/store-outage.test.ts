@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { openTestDb, storeKind } from '../helpers/db.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyDatabase, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 interface Answer { status: number; requestId: string; code: string | null; body: string }
 
@@ -37,11 +37,9 @@ async function call(t: TestGateway, key: string, stream: boolean): Promise<Answe
 
   beforeAll(async () => {
     store = await openTestDb();
-    const real = new URL(store.databaseUrl!);
-    proxy = await startTcpProxy({ host: real.hostname, port: Number(real.port || 5432) });
-    const viaProxy = new URL(store.databaseUrl!);
-    viaProxy.host = `127.0.0.1:${proxy.port}`;
-    t = await startTestGateway({ env: { DATABASE_URL: viaProxy.toString(), GATEWAY_LOG_LEVEL: 'silent' }, log: (message) => { lines.push(message); } });
+    const proxied = await proxyDatabase(store.databaseUrl!);
+    proxy = proxied.proxy;
+    t = await startTestGateway({ env: { DATABASE_URL: proxied.viaProxy, GATEWAY_LOG_LEVEL: 'silent' }, log: (message) => { lines.push(message); } });
   });
   afterAll(async () => { await t?.dispose(); await proxy?.close(); await store?.dispose(); });
 

@@ -60,3 +60,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     close: stop,
   };
 }
+
+/** A proxy in front of the PostgreSQL server of `databaseUrl`, and that URL through the proxy (for a gateway). */
+export async function proxyDatabase(databaseUrl: string): Promise<{ proxy: TcpProxy; viaProxy: string }> {
+  const real = new URL(databaseUrl);
+  const proxy = await startTcpProxy({ host: real.hostname, port: Number(real.port || 5432) });
+  const viaProxy = new URL(databaseUrl);
+  viaProxy.host = `127.0.0.1:${proxy.port}`;
+  return { proxy, viaProxy: viaProxy.toString() };
+}
