@@ -6,7 +6,7 @@
 import { rowPayload } from '../holds.js';
 import { GrantAccount, type FlushItem, type SentItem } from './account.js';
 import type { GrantSettings } from './settings.js';
-import { grantTarget, nextPeak } from './sizing.js';
+import { grantTarget, nextLargest, nextPeak } from './sizing.js';
 
 /** A flush as ledger_grant_flush reads it. */
 export interface FlushPayload {
@@ -58,6 +58,7 @@ export function buildItem(acc: GrantAccount, s: GrantSettings, now: number, chec
   if (acc.sent) return acc.sent.item;
   acc.peakDemandNano = nextPeak(acc, s.flushMs);
   const { targetNano, floorNano } = grantTarget(acc, s);
+  acc.largestQuoteNano = nextLargest(acc.largestQuoteNano);
   const strict = now < acc.strictUntil;
   const idle = !acc.busy() && now - acc.lastUsed >= s.idleReturnMs;
   if (idle) acc.closing = true;

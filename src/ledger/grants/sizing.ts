@@ -3,8 +3,9 @@
  * `max_grant_usd` and by `balance_fraction` of what is available; below a floor the account is
  * strict"). The demand is the peak of what was in flight and unposted together (plus quotes that found
  * no headroom), decaying by half a second; a grant of twice that absorbs a burst between flushes. The
- * floor is four of the largest recent quotes: a grant too small to admit a few requests only adds a
- * round trip to the strict path.
+ * floor is two of the largest recent quotes (decaying too, so that one dear request does not keep an
+ * account strict): a grant too small to admit a couple of requests only adds a round trip to the
+ * strict path.
  */
 import type { GrantSettings } from './settings.js';
 
@@ -27,9 +28,14 @@ export function nextPeak(input: SizingInput, flushMs: number): bigint {
   return now > decayed ? now : decayed;
 }
 
+/** The largest recent quote after one flush interval: an eighth less (admissions raise it again). */
+export function nextLargest(largestQuoteNano: bigint): bigint {
+  return largestQuoteNano - largestQuoteNano / 8n;
+}
+
 /** The grant wanted (0: none, the account is strict) and the least a new grant may be. */
 export function grantTarget(input: SizingInput, settings: GrantSettings): { targetNano: bigint; floorNano: bigint } {
-  const floorNano = input.largestQuoteNano * 4n;
+  const floorNano = input.largestQuoteNano * 2n;
   let target = input.peakDemandNano * 2n;
   if (target < floorNano) target = floorNano;
   if (target > settings.maxGrantNano) target = settings.maxGrantNano;
