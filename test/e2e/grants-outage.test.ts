@@ -37,7 +37,8 @@ async function call(t: TestGateway, key: string, stream = false): Promise<Answer
     const proxied = await proxyDatabase(store.databaseUrl!);
     proxy = proxied.proxy;
     const config = await copyConfig();
-    await config.editYaml('gateway.config.yaml', (doc) => { doc.billing = { ...doc.billing, sweep_interval_seconds: 1, grants: { lease_seconds: LEASE_SECONDS } }; });
+    // A flush a second (renewing the lease twice per lease): the first test queues charges between two.
+    await config.editYaml('gateway.config.yaml', (doc) => { doc.billing = { ...doc.billing, sweep_interval_seconds: 1, grants: { lease_seconds: LEASE_SECONDS, flush_ms: 1_000 } }; });
     t = await startTestGateway({ configFile: config.configFile, env: { DATABASE_URL: proxied.viaProxy } });
   });
   afterAll(async () => { await t?.dispose(); await proxy?.close(); await store?.dispose(); });
@@ -63,24 +64,30 @@ async function call(t: TestGateway, key: string, stream = false): Promise<Answer
 
   it('a flush whose answer is lost after its commit is applied once', async () => {
     const account = await warmAccount('5');
-    // What the server answers is dropped from now on: the next flush commits and its answer never comes.
-    proxy.loseReplies();
-    // One after another: each fits the grant's headroom (a few quotes), none needs the store.
+    // One after another: each fits the grant's headroom, and its charge waits for the next flush.
     const answers: Answer[] = [];
-    for (let i = 0; i < 6; i++) answers.push(await call(t, account.key));
+    for (let i = 0; i < 4; i++) answers.push(await call(t, account.key));
     for (const a of answers) expect(a.status).toBe(200);
+    // What the server answers is dropped from now on: this flush commits and its answer never comes.
+    proxy.loseReplies();
+    const lost = t.gw.postGrants();
     await sleep(400);
     await proxy.cut();
+    await lost;
     await proxy.restore();
     await t.gw.postGrants();
-    for (let i = 0; i < 100 && (await rowsByRequest(account.id)).size < 7; i++) { await sleep(50); await t.gw.postGrants(); }
+    for (let i = 0; i < 100 && (await rowsByRequest(account.id)).size < 5; i++) { await sleep(50); await t.gw.postGrants(); }
     const charged = await rowsByRequest(account.id);
     for (const a of answers) expect(charged.get(a.requestId), a.requestId).toBe(1);
     expect(charged.size).toBe(answers.length + 1);
     await expectReconciled();
   }, 60_000);
 
-  it('a cut shorter than the lease: requests on grants answered, strict ones 503; each 200 charged once, each 503 not', async () => {
+  // With post: immediate every answer waits for its own post, so during a cut none is answered: the
+  // two cut cases are the deferred mode's (the vitest project `immediate` runs this file too).
+  const deferred = process.env.GATEWAY_GRANTS_POST === 'immediate' ? it.skip : it;
+
+  deferred('a cut shorter than the lease: requests on grants answered, strict ones 503; each 200 charged once, each 503 not', async () => {
     const warm = await warmAccount('5');
     const cold = await t.account('5');
     await proxy.cut();
@@ -95,7 +102,7 @@ async function call(t: TestGateway, key: string, stream = false): Promise<Answer
     await expectReconciled();
   }, 60_000);
 
-  it('a cut longer than the lease: no admission after its deadline, and the balance ends above -(credit limit) - U', async () => {
+  deferred('a cut longer than the lease: no admission after its deadline, and the balance ends above -(credit limit) - U', async () => {
     const warm = await warmAccount('5');
     await proxy.cut();
     expect((await call(t, warm.key)).status).toBe(200);

@@ -28,9 +28,12 @@ export function nextPeak(input: SizingInput, flushMs: number): bigint {
   return now > decayed ? now : decayed;
 }
 
-/** The largest recent quote after one flush interval: an eighth less (admissions raise it again). */
+/**
+ * The largest recent quote after one flush interval: a 64th less (at the default 100 ms, half of it
+ * is forgotten in about 4.5 s; admissions raise it again).
+ */
 export function nextLargest(largestQuoteNano: bigint): bigint {
-  return largestQuoteNano - largestQuoteNano / 8n;
+  return largestQuoteNano - largestQuoteNano / 64n;
 }
 
 /** The grant wanted (0: none, the account is strict) and the least a new grant may be. */

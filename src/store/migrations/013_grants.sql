@@ -133,7 +133,7 @@ BEGIN
       UPDATE accounts SET balance_nano = balance_nano - (want - new_amount), held_nano = held_nano + (want - new_amount)
         WHERE id = it.account;
       UPDATE holds SET amount_nano = want, seq = it.seq, reclaim = false,
-                       delivered = CASE WHEN it.close THEN NULL ELSE it.delivered END,
+                       delivered = CASE WHEN it.close OR coalesce(jsonb_array_length(it.delivered), 0) = 0 THEN NULL ELSE it.delivered END,
                        expires_at = CASE WHEN it.close THEN expires_at ELSE now() + lease END,
                        closed_at = CASE WHEN it.close THEN now() END,
                        outcome = CASE WHEN it.close THEN 'released' END

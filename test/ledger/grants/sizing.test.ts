@@ -23,7 +23,7 @@ describe('grant sizing (issue 30)', () => {
     let largest = 2_000_000_000n;
     const cheap = { peakDemandNano: 10_000n, availableNano: 100_000_000n };
     expect(grantTarget(input({ ...cheap, largestQuoteNano: largest }), DEFAULT_GRANTS).targetNano).toBe(0n);
-    for (let i = 0; i < 100; i++) largest = nextLargest(largest);
+    for (let i = 0; i < 1_000; i++) largest = nextLargest(largest);
     expect(grantTarget(input({ ...cheap, largestQuoteNano: largest }), DEFAULT_GRANTS).targetNano).toBeGreaterThan(0n);
     expect(nextPeak(input({ peakDemandNano: 1_000n }), 100)).toBe(800n);
     expect(nextPeak(input({ peakDemandNano: 1_000n, inflightNano: 900n }), 100)).toBe(900n);
