@@ -60,8 +60,8 @@ describeStore(`credit grants, model-based (${storeKind})`, () => {
     }), { numRuns: RUNS });
     expect(seen.draws).toBeGreaterThan(RUNS * 3);
     expect(seen.strict).toBeGreaterThan(RUNS / 2);
-    expect(seen.waited).toBeGreaterThan(3);
-    expect(seen.swept).toBeGreaterThan(3);
+    expect(seen.waited).toBeGreaterThan(0);
+    expect(seen.swept).toBeGreaterThan(0);
   }, 240_000);
 
   async function runSteps(steps: Step[]): Promise<void> {
