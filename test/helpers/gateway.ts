@@ -5,7 +5,7 @@
 import { request } from 'undici';
 import { startGateway, type GatewayOptions, type LogFn, type RunningGateway } from '../../src/boot.js';
 import { parseUsd } from '../../src/money.js';
-import type { AccountView } from '../../src/ledger/types.js';
+import { asUserSees, type AccountView } from '../../src/ledger/types.js';
 import type { Simulator } from '../../src/sim/server.js';
 import type { Clock } from '../../src/clock.js';
 import type { Resolver } from '../../src/upstream/fetch/index.js';
@@ -78,10 +78,8 @@ export async function startTestGateway(opts: { configFile?: string; env?: Record
       await gw.postGrants();
       const view = await gw.runtime.ledger.getAccount(accountId);
       if (!view) throw new Error(`account ${accountId} not found`);
-      return {
-        ...view, balanceNano: view.balanceNano + view.grantedNano - inflight.nano, heldNano: view.heldNano - view.grantedNano + inflight.nano,
-        openHolds: view.openHolds - view.openGrants + inflight.draws, grantedNano: 0n, openGrants: 0,
-      };
+      const seen = asUserSees(view);
+      return { ...seen, balanceNano: seen.balanceNano - inflight.nano, heldNano: seen.heldNano + inflight.nano, openHolds: seen.openHolds + inflight.draws };
     },
     async usage(accountId, listOpts) {
       await gw.postGrants();

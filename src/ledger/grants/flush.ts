@@ -4,7 +4,7 @@
  * so a flush whose answer was lost is applied once (its sequence number, migration 013).
  */
 import { rowPayload } from '../holds.js';
-import { GrantAccount, type FlushItem, type SentItem } from './account.js';
+import { GrantAccount, type Draw, type FlushItem, type SentItem } from './account.js';
 import type { GrantSettings } from './settings.js';
 import { grantTarget, nextLargest, nextPeak } from './sizing.js';
 
@@ -42,7 +42,7 @@ function resizeDue(acc: GrantAccount, targetNano: bigint): boolean {
 }
 
 /** The streams to snapshot now: all when one waits for its record, else those with news past the checkpoint interval. */
-function dueStreams(acc: GrantAccount, now: number, checkpointMs: number): GrantAccount['streams'] extends Set<infer D> ? D[] : never {
+function dueStreams(acc: GrantAccount, now: number, checkpointMs: number): Draw[] {
   return [...acc.streams].filter((d) => {
     const s = d.stream!;
     return s.chars > s.recordedChars && (acc.recordNow || now - s.snapshotAt >= checkpointMs);
