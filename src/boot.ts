@@ -136,7 +136,11 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     if (state !== 'half_open') log(state === 'open' ? 'deployment circuit opened: skipped until it is probed' : 'deployment circuit closed', { deployment: id }, state === 'open' ? 'warn' : 'info');
   });
   // Credit grants (issue 30): requests admitted in memory, charges posted behind the answer.
-  const grants = new Grants(db, () => gateway.settings.grants, () => gateway.settings.checkpointMs, new GrantMetrics(metrics.registry));
+  // Replicas sharing a PostgreSQL and a Redis hear reclaim requests on both (NOTIFY and pub/sub).
+  const reclaimBus = env.REDIS_URL && env.DATABASE_URL
+    ? new (await import('./ledger/grants/redis-bus.js')).RedisReclaimBus(env.REDIS_URL, env.GATEWAY_REDIS_PREFIX || 'gw:')
+    : undefined;
+  const grants = new Grants(db, () => gateway.settings.grants, () => gateway.settings.checkpointMs, new GrantMetrics(metrics.registry), reclaimBus);
   await grants.start();
   const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments, grants };
   let lastReload: ConfigCheck['last_reload'] = null;

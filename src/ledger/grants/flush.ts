@@ -71,8 +71,11 @@ export function buildItem(acc: GrantAccount, s: GrantSettings, now: number, chec
   const streams = dueStreams(acc, now, checkpointMs);
   const renew = now - acc.lastSent >= s.leaseMs / 3;
   const giveBack = target < acc.amountNano && (strict || acc.closing);
+  // A closing grant with nothing in flight is closed even when it holds nothing (a reclaim gave it all
+  // back): left open until its next renewal, a graceful stop spun on it meanwhile.
+  const close = acc.closing && acc.inflightNano === 0n && acc.streams.size === 0;
   const due = acc.rows.length > 0 || acc.waiting.length > 0 || streams.length > 0 || acc.flushWaiters.length > 0
-    || renew || giveBack || (!acc.dead && resizeDue(acc, target));
+    || renew || giveBack || (close && !acc.dead) || (!acc.dead && resizeDue(acc, target));
   if (!due) return null;
   // A stream whose snapshot has nothing new (its text was already recorded) is not counted as recorded further.
   const recorded = streams.filter((d) => {
@@ -82,7 +85,6 @@ export function buildItem(acc: GrantAccount, s: GrantSettings, now: number, chec
     if (rows) record.rows = rows;
     return rows !== null;
   });
-  const close = acc.closing && acc.inflightNano === 0n && acc.streams.size === 0;
   const item: FlushItem = {
     grant: acc.grantId, account: acc.accountId, seq: ++acc.seq, target: target.toString(), min: floorNano.toString(),
     keep: acc.inflightNano.toString(), rows: acc.rows.map(rowPayload), waiting: acc.waiting.flatMap((w) => w.rows.map(rowPayload)),

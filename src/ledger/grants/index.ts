@@ -9,6 +9,7 @@ import { GrantBook, type StrictReason } from './book.js';
 import type { GrantSettings } from './settings.js';
 import { RECLAIM_CHANNEL } from './statements.js';
 import { DbGrantStore } from './store.js';
+import type { ReclaimBus } from './redis-bus.js';
 
 export { GrantBook, type Draw, type StrictReason } from './book.js';
 export { GrantLapsedError } from './flush.js';
@@ -22,7 +23,11 @@ export class Grants {
   private readonly store: DbGrantStore;
   private unlisten: (() => Promise<void>) | null = null;
 
-  constructor(private readonly db: Db, private readonly settings: () => GrantSettings, checkpointMs: () => number, private readonly metrics?: GrantMetrics) {
+  /** `bus`: reclaim requests over Redis too (REDIS_URL), beside PostgreSQL's NOTIFY. */
+  constructor(
+    private readonly db: Db, private readonly settings: () => GrantSettings, checkpointMs: () => number,
+    private readonly metrics?: GrantMetrics, private readonly bus?: ReclaimBus,
+  ) {
     this.store = new DbGrantStore(db);
     this.book = new GrantBook(this.store, settings, checkpointMs, Date.now, {
       flushed: (seconds, ok) => metrics?.flushDuration.observe([ok ? 'ok' : 'error'], seconds),
@@ -35,6 +40,7 @@ export class Grants {
   async start(): Promise<void> {
     this.book.start();
     if (this.db.listen) this.unlisten = await this.db.listen(RECLAIM_CHANNEL, (accountId) => this.book.reclaimRequested(accountId));
+    await this.bus?.subscribe((accountId) => this.book.reclaimRequested(accountId));
   }
 
   /** Counts a request that took the strict path, and asks for a grant when one would have served it. */
@@ -52,6 +58,7 @@ export class Grants {
     await this.book.giveBack(accountId).catch(() => false);
     const flagged = await this.store.askOthers(accountId, this.book.owner);
     if (flagged === 0) return;
+    await this.bus?.publish(accountId);
     const until = Date.now() + this.settings().reclaimWaitMs;
     while (Date.now() < until && await this.store.othersPending(accountId, this.book.owner)) {
       await new Promise((resolve) => setTimeout(resolve, RECLAIM_POLL_MS));
@@ -66,6 +73,7 @@ export class Grants {
   /** Posts what is left, gives every grant back, stops listening. */
   async close(deadlineMs?: number): Promise<void> {
     await this.unlisten?.().catch(() => undefined);
+    await this.bus?.close();
     await this.book.close(deadlineMs);
   }
 }
