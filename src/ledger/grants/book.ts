@@ -64,6 +64,7 @@ export class GrantBook {
   private again = false;
   private soon = false;
   private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
   /** The last flush failed: the store is taken as unreachable until one succeeds. */
   storeDown = false;
   /** Exposure (unposted + unrecorded) over every account, kept as the parts change. */
@@ -77,9 +78,14 @@ export class GrantBook {
     private readonly hooks: BookHooks = {},
   ) {}
 
-  /** Starts the flusher's timer. */
+  /** Starts the flusher's timer; each interval reads `flush_ms` afresh, so a config reload changes it. */
   start(): void {
-    this.timer ??= setInterval(() => { void this.flush(); }, this.settings().flushMs);
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+      this.start();
+    }, this.settings().flushMs);
     this.timer.unref();
   }
 
@@ -250,7 +256,8 @@ export class GrantBook {
 
   /** Posts everything and gives every grant back (a graceful stop); the timer stops. */
   async close(deadlineMs = 5_000): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     // Real time: the book's own clock may be a test's, standing still.
     const until = performance.now() + deadlineMs;
