@@ -90,7 +90,7 @@ async function keyFor(ctx: RequestContext, d: CompiledDeployment, state: LoopSta
   if (ready === null) return undefined; // every key was taken out
   const wait = ready - Date.now();
   if (wait > state.policy.retryAfterMaxMs || performance.now() + wait >= state.deadline) return undefined;
-  await pause(wait, ctx.clientGone);
+  await pause(wait, ctx.work);
   key = pool.next();
   return key ?? undefined;
 }
@@ -112,8 +112,8 @@ function startAttempt(ctx: RequestContext, policy: RoutingPolicy, key: PoolKey |
   const now = performance.now();
   const left = Math.max(1, deadline - now);
   const signal = new Cancellation();
-  const forward = (): void => signal.abort(ctx.clientGone.reason);
-  ctx.clientGone.addEventListener('abort', forward);
+  const forward = (): void => signal.abort(ctx.work.reason);
+  ctx.work.addEventListener('abort', forward);
   const options: AttemptOptions = {
     key, signal, headersTimeoutMs: shareDeadline ? Math.ceil(left / 2) : left,
     idleTimeoutMs: policy.streamIdleTimeoutMs, startedAt: now, answeredAt: null, timedOut: null, contentStarted: false,
@@ -124,7 +124,7 @@ function startAttempt(ctx: RequestContext, policy: RoutingPolicy, key: PoolKey |
     options.timedOut = 'first_token_timeout';
     signal.abort(new GatewayError('upstream_timeout', 'The upstream provider sent no content in time.'));
   }, policy.firstTokenTimeoutMs) : null;
-  return { options, stop: () => { if (timer) clearTimeout(timer); ctx.clientGone.removeEventListener('abort', forward); } };
+  return { options, stop: () => { if (timer) clearTimeout(timer); ctx.work.removeEventListener('abort', forward); } };
 }
 
 /** The error an attempt ended with, as the loop classifies it: a timer of its own turns into its kind. */
@@ -197,8 +197,8 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
     // A continuation goes to the target it was prepared for, or not at all.
     if (key === undefined && routing.rescue) break;
     if (key === undefined) { state.excluded.add(d); state.sticky = null; attempt -= 1; continue; }
-    await pause(state.notBefore - performance.now(), ctx.clientGone);
-    if (ctx.clientGone.aborted) return;
+    await pause(state.notBefore - performance.now(), ctx.work);
+    if (ctx.work.aborted) return;
     if (performance.now() >= state.deadline) break;
     if (!isPrepared(ctx, d)) {
       try { prepareDeployment(ctx, d, true); } catch (error) {
@@ -215,10 +215,10 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
       await forward(ctx, runtime);
       const broken = ctx.outcome?.delivery === 'partial';
       if (broken) runtime.deployments.failed(d, d.offering.routing); else runtime.deployments.succeeded(d, (options.answeredAt ?? performance.now()) - options.startedAt);
-      if (ctx.clientGone.aborted && !ctx.started) runtime.deployments.abandoned(d);
-      record(ctx, runtime, d, broken || routing.cut ? 'cut' : ctx.clientGone.aborted ? 'client_gone' : 'ok', options.startedAt);
+      if (ctx.work.aborted && !ctx.started) runtime.deployments.abandoned(d);
+      record(ctx, runtime, d, broken || routing.cut ? 'cut' : ctx.work.aborted ? 'client_gone' : 'ok', options.startedAt);
       // Cut after content: continued on the next source that takes a prefill (issue 29 item 6), else ended with its error.
-      if (routing.cut && !ctx.clientGone.aborted && attempt < policy.maxAttempts) {
+      if (routing.cut && !ctx.work.aborted && attempt < policy.maxAttempts) {
         state.excluded.add(d);
         state.sticky = null;
         const target = nextDeployment(ctx, runtime, state);
@@ -227,7 +227,7 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
       return;
     } catch (caught) {
       const error = attemptFailure(options, caught);
-      if (ctx.clientGone.aborted) { runtime.deployments.abandoned(d); record(ctx, runtime, d, 'client_gone', options.startedAt); return; }
+      if (ctx.work.aborted) { runtime.deployments.abandoned(d); record(ctx, runtime, d, 'client_gone', options.startedAt); return; }
       // A continuation that failed before its content: the client's stream ends with the cut's own error.
       if (routing.rescue && ctx.started) {
         if (countsAgainstDeployment(classify(error))) runtime.deployments.failed(d, d.offering.routing); else runtime.deployments.abandoned(d);

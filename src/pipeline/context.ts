@@ -103,8 +103,14 @@ export interface RequestContext {
   readonly req: FastifyRequest;
   readonly reply: FastifyReply;
   readonly params: Record<string, string>;
-  /** Aborted when the client goes away; forwards abort the upstream with it. */
+  /** Aborted when the client goes away. */
   readonly clientGone: Cancellation;
+  /**
+   * Aborted when the request's upstream work should stop: `clientGone` itself, unless the request
+   * outlives its client (a claimed X-Gateway-Operation-ID: the operation finishes, is billed and kept
+   * for the id's retry; issue 31 item 9). Attempts, polls and the meter's "left before the answer" read it.
+   */
+  work: Cancellation;
   auth: Caller | null;
   /** What the limiter took; given back (and corrected to the bill's limiter units) when the request ends. */
   limit: { ticket: Ticket; billedUnits: number } | null;

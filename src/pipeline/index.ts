@@ -74,9 +74,10 @@ export async function runPipeline(
   pipeline: CompiledPipeline, gateway: CompiledGateway, runtime: Runtime,
   req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, onError: (error: unknown) => void,
 ): Promise<void> {
+  const clientGone = new Cancellation();
   const ctx: RequestContext = {
     requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
-    req, reply, params, clientGone: new Cancellation(), auth: null, limit: null, body: {}, files: [], features: [], beforeAnswer: [], onFailure: [], upstreamStatus: null, stream: false,
+    req, reply, params, clientGone, work: clientGone, auth: null, limit: null, body: {}, files: [], features: [], beforeAnswer: [], onFailure: [], upstreamStatus: null, stream: false,
     model: null, routing: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
   };
   const started = performance.now();

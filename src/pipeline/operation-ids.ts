@@ -7,9 +7,14 @@
  *
  * Optional mode: a reuse of an id whose operation completed answers the same result again (the same
  * video job, the same image answer), charged nothing (`X-Gateway-Operation-Replayed: true`); one still
- * running is 409 operation_in_progress; one that failed (nothing was charged) runs again. Required
- * mode: an id is mandatory, and any reuse of a submitted id is 409 operation_id_reused.
+ * running is waited for (issue 31 item 9: one vendor call, one charge), then answered the same way; one
+ * that failed (nothing was charged) runs again. A request with a claimed id outlives its client once
+ * dispatched (`ctx.work`): the operation finishes, is billed and kept, so that the retry of a client
+ * that went away gets it. Required mode: an id is mandatory, and any reuse of a submitted id is 409
+ * operation_id_reused.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Cancellation } from '../cancel.js';
 import type { Clock } from '../clock.js';
 import type { CompiledRoute } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -34,6 +39,11 @@ export interface MediaOperationsDeps { db: Db; clock: Clock; files: FileServices
 
 interface Existing { state: string; kind: string; result: Record<string, unknown> | string | null }
 
+/** How often a reuse looks whether the running operation has ended. */
+const RUNNING_POLL_MS = 250;
+/** Beyond the offering's routing deadline, what a running operation may still take (a polled job's own deadline). */
+const POLL_ALLOWANCE_MS = 60_000;
+
 /** Claims, finishes and replays media operation ids. */
 export class MediaOperations {
   constructor(private readonly deps: MediaOperationsDeps) {}
@@ -53,11 +63,25 @@ export class MediaOperations {
         `INSERT INTO operations (account_id, operation_id, kind, request_id, state, created_at) VALUES ($1, $2, $3, $4, 'pending', $5)
          ON CONFLICT (account_id, operation_id) DO NOTHING RETURNING operation_id`, [accountId, id, kind, ctx.requestId, this.deps.clock.now()]);
       if (claimed.length === 1) { this.follow(ctx, id); return; }
-      const [existing] = await this.deps.db.query<Existing>('SELECT state, kind, result FROM operations WHERE account_id = $1 AND operation_id = $2', [accountId, id]);
+      const existing = await this.settledOperation(ctx, id);
       if (!existing) continue;
       if (await this.reuse(ctx, id, kind, existing)) return;
     }
     throw new GatewayError('operation_in_progress', 'This X-Gateway-Operation-ID is being claimed by another request; retry shortly.', { headers: { 'retry-after': '1' } });
+  }
+
+  /**
+   * The operation holding the id, once it is no longer running (optional mode): a running one is
+   * waited for, up to the offering's routing deadline and a poll allowance, while this client stays.
+   * Null when the id is free again (its failed first request gave it back).
+   */
+  private async settledOperation(ctx: RequestContext, id: string): Promise<Existing | null> {
+    const until = performance.now() + (ctx.model?.offering.routing.deadlineMs ?? 0) + POLL_ALLOWANCE_MS;
+    for (;;) {
+      const [existing] = await this.deps.db.query<Existing>('SELECT state, kind, result FROM operations WHERE account_id = $1 AND operation_id = $2', [ctx.auth!.accountId, id]);
+      if (!existing || existing.state !== 'pending' || this.deps.required() || performance.now() >= until || ctx.clientGone.aborted) return existing ?? null;
+      await sleep(RUNNING_POLL_MS);
+    }
   }
 
   /** Decides a reuse: true when it was answered (replayed), false to claim again; otherwise throws. */
@@ -79,6 +103,11 @@ export class MediaOperations {
     const accountId = ctx.auth!.accountId;
     const end = (state: 'completed' | 'failed', result: unknown = null) => finishOperation(this.deps.db, accountId, id, state, this.deps.clock.now(), result);
     ctx.operationId = id;
+    // Once dispatched, the operation outlives its client (the vendor charges for it either way); a
+    // client that leaves before dispatch stops it there, and the id is given back.
+    const work = new Cancellation();
+    ctx.work = work;
+    ctx.clientGone.addEventListener('abort', () => { if (ctx.outcome === null) work.abort(ctx.clientGone.reason); });
     ctx.beforeAnswer.push(async () => {
       if (ctx.operationResult) return end('completed', ctx.operationResult);
       const body = ctx.outcome?.answer?.clientBody;

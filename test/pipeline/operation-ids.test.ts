@@ -1,7 +1,8 @@
 /**
  * X-Gateway-Operation-ID on images and video (issue 11 item 6; spec 4.14, 4.16, 7), end to end through
  * the gateway: claimed before anything is reserved; a reuse after a completed operation answers the
- * same images or the same video job again and never charges twice; one still running is 409; one that
+ * same images or the same video job again and never charges twice; one still running is waited for and
+ * answered the same way (issue 31 item 9), as is one whose client went away after dispatch; one that
  * failed or was refused before dispatch runs again; and the planned mode (operation_ids.required)
  * requires an id and answers 409 for one already submitted.
  */
@@ -43,17 +44,46 @@ describe('operation ids, optional mode', () => {
     expect((await t.usage(account.id)).data).toHaveLength(1);
   });
 
-  it('answers 409 while the operation runs, and lets a failed one run again', async () => {
+  it('waits for an operation that is still running and answers its result: one vendor call, one charge', async () => {
     const account = await t.account('5');
     await t.fault({ latency_ms: 1_000, times: 1 }, 'gpt-image-1');
     const before = await simRequests(t);
     const slow = post(t, '/v1/images/generations', account.key, IMAGE, 'op-busy');
     // Once the simulator has the request, the id was claimed (claims come before dispatch).
     while (await simRequests(t) === before) await new Promise((r) => setTimeout(r, 20));
-    const busy = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-busy');
-    expect([busy.status, (await busy.json()).error.code, busy.headers.get('retry-after')]).toEqual([409, 'operation_in_progress', '1']);
-    expect((await slow).status).toBe(200);
+    const again = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-busy');
+    const first = await slow;
+    expect(first.status).toBe(200);
+    expect([again.status, again.headers.get('x-gateway-operation-replayed'), again.headers.get('x-gateway-cost-usd')]).toEqual([200, 'true', '0']);
+    expect(await again.json()).toEqual(await first.json());
+    expect(await simRequests(t)).toBe(before + 1);
+    expect((await t.usage(account.id)).data).toHaveLength(1);
+  });
 
+  it('finishes, bills and keeps an operation whose client went away after dispatch; its retry gets the result', async () => {
+    const account = await t.account('5');
+    await t.fault({ latency_ms: 800, times: 1 }, 'gpt-image-1');
+    const before = await simRequests(t);
+    const controller = new AbortController();
+    const gone = fetch(`${t.url}/v1/images/generations`, {
+      method: 'POST', body: JSON.stringify(IMAGE), signal: controller.signal,
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', 'x-gateway-operation-id': 'op-gone' },
+    }).catch((error: unknown) => error);
+    while (await simRequests(t) === before) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+    expect(await gone).toBeInstanceOf(Error);
+
+    const retry = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-gone');
+    expect([retry.status, retry.headers.get('x-gateway-operation-replayed')]).toEqual([200, 'true']);
+    expect((await retry.json()).data).toHaveLength(1);
+    expect(await simRequests(t)).toBe(before + 1);
+    const rows = (await t.usage(account.id)).data;
+    expect(rows).toHaveLength(1);
+    expect(await t.settled(account.id)).toMatchObject({ heldNano: 0n });
+  });
+
+  it('lets an operation whose upstream failed run again', async () => {
+    const account = await t.account('5');
     // Both attempts of the request: the first and its one retry on the same deployment (issue 29).
     await t.fault({ status: 500, times: 2 }, 'gpt-image-1');
     const failed = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-retry');
@@ -62,7 +92,7 @@ describe('operation ids, optional mode', () => {
     const retried = await post(t, '/v1/images/generations', account.key, IMAGE, 'op-retry');
     expect([retried.status, retried.headers.get('x-gateway-operation-replayed')]).toEqual([200, null]);
     await retried.arrayBuffer();
-    expect((await t.usage(account.id)).data).toHaveLength(2);
+    expect((await t.usage(account.id)).data).toHaveLength(1);
   });
 
   it('gives an id back when the request was refused before dispatch (402), so it works after a top-up', async () => {

@@ -47,9 +47,9 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   let response: UpstreamResponse;
   try {
     const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs };
-    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.clientGone, target);
+    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
   } catch (error) {
-    if (!ctx.clientGone.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
+    if (!ctx.work.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
     throw error;
   }
   ctx.upstreamStatus = response.status;
@@ -61,7 +61,10 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   throw new AttemptError('status', error, response.status, retryAfterMs(response.headers));
 }
 
-/** The JSON (or file) path: a client that left before the answer was written pays nothing. */
+/**
+ * The JSON (or file) path: a client that left before the answer was written pays nothing, unless the
+ * request outlives it (`ctx.work`: a claimed operation id, whose result is billed and kept).
+ */
 export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promise<void> {
   ctx.outcome = NOTHING;
   let upstreamBody: unknown;
@@ -74,22 +77,22 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
       // Issue 9 point 3: streamed through when the bill is known from the headers, else buffered.
       if (streamsThrough(ctx)) return await streamBinary(ctx, runtime, response, binary.maxBytes);
       const data = await readBounded(response, binary.maxBytes);
-      if (!ctx.clientGone.aborted) answerWithFile(ctx, data, response.headers);
+      if (!ctx.work.aborted) answerWithFile(ctx, data, response.headers);
       return;
     }
     const start = poll ? await jobStart(poll, response) : { body: await readJsonBody(response), headers: response.headers };
     if ('location' in start) {
-      ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll!, start.location, start.headers, ctx.clientGone));
+      ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll!, start.location, start.headers, ctx.work));
       // A finished job that names its output by URL: downloaded, measured and kept (spec 4.14 flex images).
-      if (poll!.output && !ctx.clientGone.aborted) outputs = [await fetchOutput(ctx, runtime, poll!.output, upstreamBody)];
+      if (poll!.output && !ctx.work.aborted) outputs = [await fetchOutput(ctx, runtime, poll!.output, upstreamBody)];
     } else {
       ({ body: upstreamBody, headers } = start);
     }
   } catch (error) {
-    if (ctx.clientGone.aborted) return;
+    if (ctx.work.aborted) return;
     throw error instanceof GatewayError ? error : transportError(error);
   }
-  if (ctx.clientGone.aborted) return;
+  if (ctx.work.aborted) return;
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
   const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers, outputs);
   // What a quantity meter may read: the upstream answer and headers, and the client answer.
@@ -97,6 +100,8 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
   ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText, answer };
   ctx.finish = async () => {
     ctx.started = true;
+    // An operation that outlived its client is billed and kept; there is nobody to answer.
+    if (ctx.clientGone.aborted) return;
     await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
   };
 }

@@ -40,7 +40,7 @@ export async function fetchOutput(ctx: RequestContext, runtime: Runtime, spec: C
   const url = allowedVendorUrl(readPointer(result, spec.pointer), provider.baseUrl, spec.hosts, 'download location');
   const files = runtime.files;
   if (!files?.outputs) throw new GatewayError('internal_error', 'This gateway has no storage for generated outputs.');
-  const data = await downloadOutput(url, { maxBytes: spec.maxBytes, signal: ctx.clientGone.signal, timeouts: provider.timeouts });
+  const data = await downloadOutput(url, { maxBytes: spec.maxBytes, signal: ctx.work.signal, timeouts: provider.timeouts });
   const { contentType, width, height } = await inspectOutput(data, spec);
   const stored = await files.outputs.store({ accountId: ctx.auth!.accountId, purpose: purposeOf(contentType), contentType, data, origin: requestOrigin(ctx, files) });
   return { url: stored.url, expiresAt: stored.expiresAt, contentType, byteSize: stored.byteSize, width, height, data };

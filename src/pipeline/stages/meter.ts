@@ -21,8 +21,9 @@ export const meterStage: Stage = {
       const hold = ctx.hold;
       const meter = meterOf(ctx);
       if (!hold || !hold.open || !meter) return;
-      // A client that left before the first byte of the answer pays nothing.
-      const left = ctx.clientGone.aborted && !ctx.started;
+      // A client that left before the first byte of the answer pays nothing (unless its request
+      // outlives it: `ctx.work`, a claimed operation id whose result is kept for the id's retry).
+      const left = ctx.work.aborted && !ctx.started;
       // A job route (spec 4.16): the accepted job is recorded and takes the hold over; its poller bills what it produces.
       if (job && ctx.outcome?.delivery === 'full') {
         await job.service(runtime).start(ctx);
