@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // (test/helpers/db.ts reads GATEWAY_TEST_STORE; see describeStore for the unreachable-server rule).
 // Store-independent tests (parsers, translators, codegen, the simulator) run once, in the pglite project.
 const everything = ['test/**/*.test.ts'];
-const immediateBound = ['test/e2e/{concurrency,store-outage,scale-out,money-errors,openai-sdk,grants-*}.test.ts'];
+const immediateBound = ['test/e2e/{concurrency,store-outage,scale-out,money-errors,openai-sdk,crash,long-stream,faults,grants-*}.test.ts'];
 const storeBound = ['test/{e2e,ledger,store,admin,cli,console,jobs}/**/*.test.ts', 'test/config/reload.test.ts'];
 
 export default defineConfig({
