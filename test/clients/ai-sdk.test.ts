@@ -6,9 +6,10 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { embed, embedMany, experimental_generateSpeech, generateImage, generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { embed, embedMany, experimental_generateSpeech, experimental_transcribe, generateImage, generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { wavOfTenths } from '../helpers/wav.js';
 import { adminUsage, lastUpstream, newRows, startClientsGateway, tokenChargeUsd, type ClientsGateway } from './harness.js';
 import { pending } from './pending.js';
 
@@ -104,7 +105,7 @@ describe('AI SDK against the gateway', () => {
     const many = await embedMany({ model: openai.embedding('text-embedding-3-small'), values: ['sunny day', 'rainy night'] });
     expect(many.embeddings.map((e) => e.length)).toEqual([1536, 1536]);
     const rows = await newRows(g, before);
-    expect(rows.map((r) => [r.kind, r.model, Number(r.quantity)])).toEqual([
+    expect(rows.map((r) => [r.kind, r.model, r.quantity])).toEqual([
       ['embeddings', 'text-embedding-3-small', many.usage.tokens],
       ['embeddings', 'text-embedding-3-small', one.usage.tokens],
     ]);
@@ -161,7 +162,7 @@ describe('AI SDK against the gateway', () => {
     const vector = await embed({ model: compatible.embeddingModel('embed-pro'), value: 'compatible' });
     expect(vector.embedding).toHaveLength(1536);
     const rows = await newRows(g, before);
-    expect(rows.map((r) => [r.model, r.kind === 'embeddings' ? Number(r.quantity) : r.details.input])).toEqual([
+    expect(rows.map((r) => [r.model, r.kind === 'embeddings' ? r.quantity : r.details.input])).toEqual([
       ['embed-pro', vector.usage.tokens],
       ['gpt-4o-mini', json.usage.inputTokens],
       ['gpt-4o-mini', json.usage.inputTokens],
@@ -210,12 +211,30 @@ describe('AI SDK against the gateway', () => {
     expect(voiced.audio.mediaType).toMatch(/^audio\//);
   });
 
-  // Item 8: dall-e-3 priced variants (size and quality).
-  it.skipIf(pending('item-8'))('generateImage on dall-e-3 bills the variant it asked for', async () => {
+  it('generateImage on dall-e-3 (1024x1024): one image, one $0.04 row', async () => {
     const before = await adminUsage(g);
     const { images } = await generateImage({ model: openai.image('dall-e-3'), prompt: 'a lighthouse', size: '1024x1024' });
     expect(images).toHaveLength(1);
+    expect(images[0]!.uint8Array.byteLength).toBeGreaterThan(0);
+    const [row, ...more] = await newRows(g, before);
+    expect(more).toEqual([]);
+    expect(row).toMatchObject({ model: 'dall-e-3', unit: 'image', quantity: 1, amount_usd: '0.04' });
+  });
+
+  it('experimental_transcribe on whisper-1: the text, billed by the started second', async () => {
+    const before = await adminUsage(g);
+    const result = await experimental_transcribe({ model: openai.transcription('whisper-1'), audio: wavOfTenths(25) });
+    expect(result.text).toMatch(/\S/);
     const [row] = await newRows(g, before);
-    expect(row).toMatchObject({ model: 'dall-e-3', kind: expect.any(String) });
+    expect(row).toMatchObject({ model: 'whisper-1', unit: 'second', quantity: 3 });
+  });
+
+  // Item 8: dall-e-3 priced variants (size and quality).
+  it.skipIf(pending('item-8'))('generateImage on dall-e-3 hd 1792x1024 bills that variant ($0.12)', async () => {
+    const before = await adminUsage(g);
+    const { images } = await generateImage({ model: openai.image('dall-e-3'), prompt: 'a lighthouse', size: '1792x1024', providerOptions: { openai: { quality: 'hd' } } });
+    expect(images).toHaveLength(1);
+    const [row] = await newRows(g, before);
+    expect(row).toMatchObject({ model: 'dall-e-3', amount_usd: '0.12' });
   });
 });

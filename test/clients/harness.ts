@@ -27,7 +27,7 @@ export interface AdminUsageRow {
   request_id: string | null;
   model: string | null;
   kind: string;
-  quantity: string;
+  quantity: number;
   unit: string;
   amount_usd: string;
   details: Record<string, unknown>;
