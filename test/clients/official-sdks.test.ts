@@ -146,8 +146,8 @@ describe('official openai and Anthropic SDKs beyond chat', () => {
     expect((await newRows(g, before)).map((r) => r.amount_usd)).toEqual(['0.016', '0.12']);
   });
 
-  // Item 9: the same X-Gateway-Operation-ID replays the first answer and charges once.
-  it.skipIf(pending('item-9'))('images.generate twice with one X-Gateway-Operation-ID: the same image, one charge', async () => {
+  // Item 9: the same X-Gateway-Operation-ID replays the first answer and charges once (passes today).
+  it('images.generate twice with one X-Gateway-Operation-ID: the same image, one charge', async () => {
     const before = await adminUsage(g);
     const headers = { 'X-Gateway-Operation-ID': `op-${Date.now()}` };
     const first = await openai.images.generate({ model: 'dall-e-3', prompt: 'a lighthouse', response_format: 'b64_json' }, { headers });
@@ -163,24 +163,39 @@ describe('official openai and Anthropic SDKs beyond chat', () => {
     expect(result.results[0]).toMatchObject({ flagged: expect.any(Boolean), categories: expect.any(Object), category_scores: expect.any(Object) });
   });
 
-  // Item 12: the charge in X-Gateway-Cost-USD on every non-streaming answer, and usage.cost in final usage.
-  it.skipIf(pending('item-12'))('X-Gateway-Cost-USD and usage.cost on chat, responses and messages, equal to the row', async () => {
+  // Item 12, the part that holds today: every non-streaming billed answer carries its charge.
+  it('X-Gateway-Cost-USD on chat, responses, messages, embeddings, speech and transcription answers equals each row', async () => {
     const before = await adminUsage(g);
-    const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] }).withResponse();
-    const response = await openai.responses.create({ model: 'gpt-4o', input: 'Hello' }).withResponse();
-    const message = await anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 32, messages: [{ role: 'user', content: 'Hello' }] }).withResponse();
-    const [messageRow, responseRow, chatRow] = await newRows(g, before);
-    expect(chat.response.headers.get('x-gateway-cost-usd')).toBe(chatRow!.amount_usd);
-    expect(response.response.headers.get('x-gateway-cost-usd')).toBe(responseRow!.amount_usd);
-    expect(message.response.headers.get('x-gateway-cost-usd')).toBe(messageRow!.amount_usd);
-    expect(Number((chat.data.usage as unknown as { cost: unknown }).cost)).toBe(Number(chatRow!.amount_usd));
-    expect(Number((response.data.usage as unknown as { cost: unknown }).cost)).toBe(Number(responseRow!.amount_usd));
-    expect(Number((message.data.usage as unknown as { cost: unknown }).cost)).toBe(Number(messageRow!.amount_usd));
+    const answers = [
+      await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] }).withResponse(),
+      await openai.chat.completions.create({ model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'Hello' }] }).withResponse(),
+      await openai.responses.create({ model: 'gpt-4o', input: 'Hello' }).withResponse(),
+      await anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'Hello' }] }).withResponse(),
+      await openai.embeddings.create({ model: 'text-embedding-3-small', input: 'Hello' }).withResponse(),
+      await openai.audio.speech.create({ model: 'eleven_multilingual_v2', voice: 'george', input: 'Hello' }).withResponse(),
+      await openai.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wavOfTenths(10), 'hello.wav', { type: 'audio/wav' }) }).withResponse(),
+    ];
+    const rows = (await newRows(g, before)).reverse();
+    expect(rows).toHaveLength(answers.length);
+    expect(answers.map((a) => a.response.headers.get('x-gateway-cost-usd'))).toEqual(rows.map((r) => r.amount_usd));
+  });
+
+  // Item 12: usage.cost in the final usage of chat, responses and messages.
+  it.skipIf(pending('item-12'))('usage.cost on chat (JSON and streamed), responses and messages equals the row', async () => {
+    const before = await adminUsage(g);
+    const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] });
+    const response = await openai.responses.create({ model: 'gpt-4o', input: 'Hello' });
+    const message = await anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 32, messages: [{ role: 'user', content: 'Hello' }] });
     let streamedCost: unknown;
     for await (const chunk of await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }], stream: true, stream_options: { include_usage: true } })) {
       if (chunk.usage) streamedCost = (chunk.usage as unknown as { cost: unknown }).cost;
     }
-    expect(Number(streamedCost)).toBe(Number(chatRow!.amount_usd));
+    const [streamRow, messageRow, responseRow, chatRow] = await newRows(g, before);
+    const cost = (usage: unknown): number => Number((usage as { cost: unknown }).cost);
+    expect(cost(chat.usage)).toBe(Number(chatRow!.amount_usd));
+    expect(cost(response.usage)).toBe(Number(responseRow!.amount_usd));
+    expect(cost(message.usage)).toBe(Number(messageRow!.amount_usd));
+    expect(Number(streamedCost)).toBe(Number(streamRow!.amount_usd));
   });
 
   // Items 2 and 3: a Claude model on /v1/responses, stored and chained.

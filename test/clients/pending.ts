@@ -11,7 +11,8 @@
  *  item-6  speech: tts-1, tts-1-hd, gpt-4o-mini-tts, OpenAI voices, the AI SDK's default voice, alloy on ElevenLabs
  *  item-7  transcription response_format text / srt / vtt and stream: true
  *  item-8  dall-e-3 / dall-e-2 priced variants
- *  item-9  X-Gateway-Operation-ID replay on image generation
+ *  item-9  X-Gateway-Operation-ID replay on image generation (not listed: the client test of it,
+ *          the same image again and one charge, passes today)
  *  item-10 OpenAI moderations.create with omni-moderation-latest
  *  item-11 Cohere /v2/rerank and /v2/embed routes (CohereClientV2, LangChain CohereRerank by base URL)
  *  item-12 X-Gateway-Cost-USD on every non-streaming answer, usage.cost in final usage
@@ -19,7 +20,7 @@
  */
 export const PENDING: ReadonlySet<string> = new Set([
   'item-1', 'item-2', 'item-3', 'item-4', 'item-5', 'item-6', 'item-7',
-  'item-8', 'item-9', 'item-10', 'item-11', 'item-12', 'item-13',
+  'item-8', 'item-10', 'item-11', 'item-12', 'item-13',
 ]);
 
 /** True while any of `items` has not landed: the test is skipped. */
