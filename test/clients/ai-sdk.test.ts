@@ -116,7 +116,7 @@ describe('AI SDK against the gateway', () => {
     const streamed = streamText({ model: anthropic('claude-haiku-4-5'), prompt: 'Hello Claude', maxOutputTokens: 64 });
     let text = '';
     for await (const delta of streamed.textStream) text += delta;
-    expect(text).toMatch(/^This is a simulated reply/);
+    expect(text).toMatch(/\S/);
     const usage = await streamed.usage;
     const last = await lastUpstream(g);
     expect([last.path, last.body.model, last.body.stream, last.body.max_tokens]).toEqual(['/v1/messages', 'claude-haiku-4-5-20251001', true, 64]);
