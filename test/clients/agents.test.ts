@@ -69,6 +69,25 @@ describe('OpenAI Agents SDK against the gateway', () => {
     expect(row!.details).toMatchObject({ input: result.state.usage.inputTokens, output: result.state.usage.outputTokens });
   });
 
+  it('chat API (useResponses: false), claude-sonnet-4-5: a tool run through chat completions translated to messages, usage billed', async () => {
+    const before = await adminUsage(g);
+    const result = await chat.run(new Agent({ name: 'weather', instructions: 'Use the tool.', model: 'claude-sonnet-4-5', modelSettings: { maxTokens: 64 }, tools: [getWeather] }), 'Weather in Paris?');
+    expect(result.finalOutput).toMatch(/\S/);
+    expect(result.newItems.filter((i) => i.type === 'tool_call_item')).toHaveLength(1);
+    const last = await lastUpstream(g);
+    expect([last.path, last.body.model]).toEqual(['/v1/messages', 'claude-sonnet-4-5-20250929']);
+    expect(last.body.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user']);
+    const rows = await newRows(g, before);
+    expect(rows.map((r) => r.model)).toEqual(['claude-sonnet-4-5', 'claude-sonnet-4-5']);
+    expect([sum(rows, 'input'), sum(rows, 'output')]).toEqual([result.state.usage.inputTokens, result.state.usage.outputTokens]);
+  });
+
+  // Item 13: the simulator's structured output (an agent's outputType is a json_schema text format).
+  it.skipIf(pending('item-13'))('responses API, gpt-4o: an agent with an outputType gets the parsed object', async () => {
+    const result = await responses.run(new Agent({ name: 'city', model: 'gpt-4o', outputType: z.object({ city: z.string() }) }), 'Which city is the capital of France?');
+    expect(result.finalOutput).toEqual({ city: expect.any(String) });
+  });
+
   // Item 2: a Claude model on /v1/responses (streaming, function tools, usage).
   it.skipIf(pending('item-2'))('responses API, claude-sonnet-4-5: a run, a streamed run and a tool run, usage billed', async () => {
     const before = await adminUsage(g);

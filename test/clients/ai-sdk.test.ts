@@ -98,6 +98,41 @@ describe('AI SDK against the gateway', () => {
     expect(result.text).toMatch(/\S/);
   });
 
+  it('openai(model): a streamed tool round trip on the responses API, gpt-4o (passthrough) and gpt-4o-mini (translated)', async () => {
+    for (const model of ['gpt-4o', 'gpt-4o-mini']) {
+      const before = await adminUsage(g);
+      const result = streamText({ model: openai(model), prompt: 'Weather in Paris?', tools: { get_weather: weather }, stopWhen: stepCountIs(3) });
+      await result.consumeStream();
+      const steps = await result.steps;
+      expect(steps.flatMap((s) => s.toolCalls).map((c) => [c.toolName, c.input]), model).toEqual([['get_weather', { city: 'sim' }]]);
+      expect(steps.length).toBe(2);
+      const rows = await newRows(g, before);
+      expect(rows.map((r) => r.details.output).reduce((a, b) => Number(a) + Number(b), 0)).toBe((await result.totalUsage).outputTokens);
+    }
+  });
+
+  it('openai(o4-mini) with reasoningEffort on the responses API: usage billed at o4-mini prices', async () => {
+    const before = await adminUsage(g);
+    const result = await generateText({ model: openai('o4-mini'), prompt: 'Think briefly', providerOptions: { openai: { reasoningEffort: 'low' } } });
+    expect((await lastUpstream(g)).body.reasoning).toMatchObject({ effort: 'low' });
+    const [row] = await newRows(g, before);
+    expect(row).toMatchObject({ model: 'o4-mini', details: { input: result.usage.inputTokens, output: result.usage.outputTokens } });
+  });
+
+  it('openai.chat on a Claude model (chat completions translated to messages): text and a streamed tool round trip', async () => {
+    const before = await adminUsage(g);
+    const json = await generateText({ model: openai.chat('claude-haiku-4-5'), prompt: 'Hello Claude', maxOutputTokens: 32 });
+    expect(json.text).toMatch(/\S/);
+    expect((await lastUpstream(g)).body).toMatchObject({ model: 'claude-haiku-4-5-20251001', max_tokens: 32 });
+    const [row] = await newRows(g, before);
+    expect(row!.amount_usd).toBe(tokenChargeUsd('claude-haiku-4-5', { input: json.usage.inputTokens!, output: json.usage.outputTokens! }));
+    const streamed = streamText({ model: openai.chat('claude-sonnet-4-5'), prompt: 'Weather in Paris?', tools: { get_weather: weather }, stopWhen: stepCountIs(3), maxOutputTokens: 32 });
+    await streamed.consumeStream();
+    const steps = await streamed.steps;
+    expect(steps.flatMap((s) => s.toolCalls).map((c) => [c.toolName, c.input])).toEqual([['get_weather', { city: 'sim' }]]);
+    expect(steps.length).toBe(2);
+  });
+
   it('embed and embedMany (openai.embedding) bill the tokens they report', async () => {
     const before = await adminUsage(g);
     const one = await embed({ model: openai.embedding('text-embedding-3-small'), value: 'sunny day at the beach' });
@@ -227,6 +262,18 @@ describe('AI SDK against the gateway', () => {
     expect(result.text).toMatch(/\S/);
     const [row] = await newRows(g, before);
     expect(row).toMatchObject({ model: 'whisper-1', unit: 'second', quantity: 3 });
+  });
+
+  it('generateImage on gpt-image-1, transcribe on gpt-4o-mini-transcribe, speech on an ElevenLabs model with its voice', async () => {
+    const before = await adminUsage(g);
+    const { images } = await generateImage({ model: openai.image('gpt-image-1'), prompt: 'a lighthouse', providerOptions: { openai: { quality: 'low' } } });
+    expect(images).toHaveLength(1);
+    const transcript = await experimental_transcribe({ model: openai.transcription('gpt-4o-mini-transcribe'), audio: wavOfTenths(10) });
+    expect(transcript.text).toMatch(/\S/);
+    const speech = await experimental_generateSpeech({ model: openai.speech('eleven_multilingual_v2'), text: 'Hello', voice: 'george' });
+    expect(speech.audio.mediaType).toBe('audio/mpeg');
+    const rows = await newRows(g, before);
+    expect(rows.map((r) => [r.model, r.unit])).toEqual([['eleven_multilingual_v2', 'character'], ['gpt-4o-mini-transcribe', 'token'], ['gpt-image-1', 'token']]);
   });
 
   // Item 8: dall-e-3 priced variants (size and quality).

@@ -98,6 +98,24 @@ describe('LangChain against the gateway', () => {
     expect(called.tool_calls?.map((c) => [c.name, c.args])).toEqual([['get_weather', { city: 'sim' }]]);
   });
 
+  it('ChatOpenAI with useResponsesApi: gpt-4o (passthrough) and gpt-4o-mini (translated), usage billed', async () => {
+    for (const model of ['gpt-4o', 'gpt-4o-mini']) {
+      const before = await adminUsage(g);
+      const message = await new ChatOpenAI({ model, apiKey: g.account.key, configuration: { baseURL: `${g.url}/v1` }, useResponsesApi: true, maxRetries: 0 }).invoke('Hello responses');
+      expect(message.content, model).toBeTruthy();
+      const [row] = await newRows(g, before);
+      expect(row, model).toMatchObject({ model, details: { input: message.usage_metadata!.input_tokens, output: message.usage_metadata!.output_tokens } });
+    }
+  });
+
+  it('streamed tool calls: ChatAnthropic and ChatOpenAI on claude-sonnet-4-5 stream the call in chunks', async () => {
+    for (const model of [claude('claude-sonnet-4-5'), chat('claude-sonnet-4-5', 64)]) {
+      let merged: AIMessageChunk | undefined;
+      for await (const chunk of await model.bindTools([getWeather]).stream('Weather in Paris?')) merged = merged ? merged.concat(chunk) : chunk;
+      expect(merged!.tool_calls?.map((c) => [c.name, c.args])).toEqual([['get_weather', { city: 'sim' }]]);
+    }
+  });
+
   it('OpenAIEmbeddings: embedQuery and embedDocuments, billed per input token', async () => {
     const before = await adminUsage(g);
     const embeddings = new OpenAIEmbeddings({ model: 'text-embedding-3-small', apiKey: g.account.key, configuration: { baseURL: `${g.url}/v1` }, maxRetries: 0 });
