@@ -175,6 +175,10 @@ describe('AI SDK against the gateway', () => {
     const result = await generateText({ model: anthropic('claude-sonnet-4-5'), prompt: 'Weather in Paris?', tools: { get_weather: weather }, stopWhen: stepCountIs(3), maxOutputTokens: 64 });
     expect(result.steps.flatMap((s) => s.toolCalls).map((c) => [c.toolName, c.input])).toEqual([['get_weather', { city: 'sim' }]]);
     expect(result.steps.length).toBe(2);
+    // Natural length: without a limit of its own the provider asks max_tokens 4096; the answer stops by itself.
+    const natural = await generateText({ model: anthropic('claude-haiku-4-5'), prompt: 'Hello Claude' });
+    expect(natural.finishReason).toBe('stop');
+    expect(natural.usage.outputTokens).toBeLessThan(4096);
   });
 
   it('@ai-sdk/anthropic: a streamed tool round trip on claude-sonnet-4-5', async () => {
