@@ -129,7 +129,7 @@ describe('LangChain against the gateway', () => {
     expect(rows.every((r) => r.quantity > 0)).toBe(true);
   });
 
-  // Item 11: CohereRerank calls the v1 client's rerank, which sends `max_chunks_per_doc`; /v1/rerank
+  // Item 11: CohereRerank calls the v1 client's rerank with `max_chunks_per_doc: null` (its unset maxChunksPerDoc); /v1/rerank
   // answers 400 "Unknown parameter: 'max_chunks_per_doc'." today.
   it.skipIf(pending('item-11'))('CohereRerank with a CohereClient on the gateway (environment: the bare origin): POST /v1/rerank, one search billed', async () => {
     const before = await adminUsage(g);
