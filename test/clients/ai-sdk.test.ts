@@ -161,6 +161,30 @@ describe('AI SDK against the gateway', () => {
     expect(row!.amount_usd).toBe(tokenChargeUsd('claude-haiku-4-5', { input: usage.inputTokens!, output: usage.outputTokens! }));
   });
 
+  it('prompt caching: @ai-sdk/anthropic cacheControl writes then reads the cache, openai promptCacheKey reads it; each priced at its rate', async () => {
+    const system = `You are a cached assistant. ${'Context. '.repeat(300)}`;
+    for (const expected of ['write', 'read'] as const) {
+      const before = await adminUsage(g);
+      const streamed = streamText({
+        model: anthropic('claude-sonnet-4-5'), maxOutputTokens: 16,
+        messages: [{ role: 'system', content: system, providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }, { role: 'user', content: 'one' }],
+      });
+      await streamed.consumeStream();
+      const usage = await streamed.usage;
+      const { cacheReadTokens = 0, cacheWriteTokens = 0 } = usage.inputTokenDetails;
+      expect(expected === 'write' ? cacheWriteTokens : cacheReadTokens, expected).toBeGreaterThan(0);
+      const [row] = await newRows(g, before);
+      expect(row!.details).toMatchObject({ input: usage.inputTokens, output: usage.outputTokens, cached: cacheReadTokens, cache_write: cacheWriteTokens });
+      expect(row!.amount_usd).toBe(tokenChargeUsd('claude-sonnet-4-5', { input: usage.inputTokens!, output: usage.outputTokens!, cached: cacheReadTokens, cacheWrite: cacheWriteTokens }));
+    }
+    const before = await adminUsage(g);
+    const cached = await generateText({ model: openai.chat('gpt-4o-mini'), prompt: 'cache me please, a long prompt', providerOptions: { openai: { promptCacheKey: 'k1' } } });
+    const cacheRead = cached.usage.inputTokenDetails.cacheReadTokens!;
+    expect(cacheRead).toBeGreaterThan(0);
+    const [row] = await newRows(g, before);
+    expect(row!.amount_usd).toBe(tokenChargeUsd('gpt-4o-mini', { input: cached.usage.inputTokens!, output: cached.usage.outputTokens!, cached: cacheRead }));
+  });
+
   // Item 13: the simulator's JSON messages answer carries `citations: null` on text blocks, which the
   // provider's response schema rejects ("Invalid JSON response": content.0.citations expected array).
   it.skipIf(pending('item-13'))('@ai-sdk/anthropic: generateText on claude-haiku-4-5 equals the stream, and a tool round trip on claude-sonnet-4-5', async () => {

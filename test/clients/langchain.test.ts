@@ -7,7 +7,7 @@
 import { ChatAnthropic } from '@langchain/anthropic';
 import { CohereRerank } from '@langchain/cohere';
 import { Document } from '@langchain/core/documents';
-import type { AIMessageChunk } from '@langchain/core/messages';
+import { HumanMessage, SystemMessage, type AIMessageChunk } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
 import { createRequire } from 'node:module';
@@ -113,6 +113,21 @@ describe('LangChain against the gateway', () => {
       let merged: AIMessageChunk | undefined;
       for await (const chunk of await model.bindTools([getWeather]).stream('Weather in Paris?')) merged = merged ? merged.concat(chunk) : chunk;
       expect(merged!.tool_calls?.map((c) => [c.name, c.args])).toEqual([['get_weather', { city: 'sim' }]]);
+    }
+  });
+
+  it('ChatAnthropic with cache_control: input_token_details match the row, cache writes and reads priced at their rates', async () => {
+    const system = new SystemMessage({ content: [{ type: 'text', text: `You are a cached assistant. ${'Context. '.repeat(300)}`, cache_control: { type: 'ephemeral' } }] });
+    for (const expected of ['write', 'read'] as const) {
+      const before = await adminUsage(g);
+      const message = await claude('claude-sonnet-4-5').invoke([system, new HumanMessage('one')]);
+      const usage = message.usage_metadata!;
+      const cached = usage.input_token_details?.cache_read ?? 0;
+      const written = usage.input_token_details?.cache_creation ?? 0;
+      expect(expected === 'write' ? written : cached, expected).toBeGreaterThan(0);
+      const [row] = await newRows(g, before);
+      expect(row!.details).toMatchObject({ input: usage.input_tokens, output: usage.output_tokens, cached, cache_write: written });
+      expect(row!.amount_usd).toBe(tokenChargeUsd('claude-sonnet-4-5', { input: usage.input_tokens, output: usage.output_tokens, cached, cacheWrite: written }));
     }
   });
 
