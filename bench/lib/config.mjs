@@ -33,6 +33,10 @@ export const CFG = {
   seconds: setting('BENCH_SECONDS', 10, 3),
   rounds: Math.max(1, Math.round(setting('BENCH_ROUNDS', 2, 1))),
   warmupSeconds: setting('BENCH_WARMUP_SECONDS', 2, 1),
+  // A closed loop warms up in 1 s slices until two in a row agree within 5% (or this many seconds):
+  // the first slice after a fixed 2 s warm-up served a third less than the later ones (2026-12-02),
+  // and which target a phase measured first decided the ranking.
+  warmupMaxSeconds: setting('BENCH_WARMUP_MAX_SECONDS', 15, 1),
   // Closed loops run enough requests at once to be bound by CPU, not by the upstream's latency: 64 in
   // flight against a 20 ms upstream cap any target near 64 / 20 ms = 3,200/s, which measured the
   // latency under load rather than how much a target can serve (bench/RESULTS.md of 2026-11-24).

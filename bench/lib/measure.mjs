@@ -37,7 +37,7 @@ export async function measureAll(targets, sim) {
     if (phaseTargets.length === 0) continue;
     await waitForQuiet();
     progress(`phase: ${phase.title}: warm-up, then ${CFG.rounds} x ${sliceSeconds.toFixed(1)}s per target`);
-    for (const t of phaseTargets) await run(t, phase, CFG.warmupSeconds);
+    for (const t of phaseTargets) await warmUp((seconds) => run(t, phase, seconds), phase, t.label);
     const slices = new Map(phaseTargets.map((t) => [t.id, []]));
     const waits = new Map();
     for (let round = 0; round < CFG.rounds; round++) {
@@ -63,6 +63,23 @@ export async function measureAll(targets, sim) {
   }
   for (const { open, closed } of pools.values()) { await open.close(); await closed.close(); }
   return out;
+}
+
+/**
+ * Warms a target up for a phase: an open loop for CFG.warmupSeconds; a closed loop in 1 s slices until
+ * two in a row serve within 5% of each other (the JIT and the ledger's batching have settled), at
+ * least CFG.warmupSeconds and at most CFG.warmupMaxSeconds.
+ */
+async function warmUp(runFor, phase, label) {
+  if (phase.rate !== undefined) { await runFor(CFG.warmupSeconds); return; }
+  const served = (r) => r.results.filter((x) => x.ok).length / r.took;
+  let last = served(await runFor(1));
+  for (let spent = 1; spent < CFG.warmupMaxSeconds; spent++) {
+    const now = served(await runFor(1));
+    if (spent + 1 >= CFG.warmupSeconds && Math.abs(now - last) <= 0.05 * Math.max(now, last)) return;
+    last = now;
+  }
+  progress(`${label}: ${phase.title}: still changing after a ${CFG.warmupMaxSeconds}s warm-up (last ${last.toFixed(0)}/s)`);
 }
 
 /** The open-streams phase of one target. */
