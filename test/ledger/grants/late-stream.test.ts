@@ -11,7 +11,8 @@ import { DependencyUnavailableError } from '../../../src/errors.js';
 import { GrantBook } from '../../../src/ledger/grants/book.js';
 import { DEFAULT_GRANTS, type GrantSettings } from '../../../src/ledger/grants/settings.js';
 import { DbGrantStore } from '../../../src/ledger/grants/store.js';
-import { storedRows, type UsageRow } from '../../../src/ledger/holds.js';
+import { storedRows } from '../../../src/ledger/holds.js';
+import type { UsageRow } from '../../../src/ledger/types.js';
 import { Ledger } from '../../../src/ledger/ledger.js';
 import { describeStore, openTestDb, storeKind } from '../../helpers/db.js';
 
