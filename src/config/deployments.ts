@@ -9,7 +9,7 @@ import type { ProviderManifest } from '../generated/manifest-types.js';
 import { servesOffering } from './upstream-choice.js';
 import { ManifestError } from './errors.js';
 import type { LoadedManifest, RawGateway } from './load.js';
-import { compileOfferings, compileProvider, type OfferingBase, type ProviderContext } from './providers.js';
+import { compileOfferings, compileProvider, providerLive, type OfferingBase, type ProviderContext } from './providers.js';
 import { compileRouting } from './routing.js';
 import type { CompiledDeployment, CompiledOffering, CompiledProvider, CompiledRoute, RoutingPolicy } from './types.js';
 
@@ -31,6 +31,8 @@ export function compileSources(raw: RawGateway, ctx: ProviderContext, routing: R
   for (const source of raw.providers) {
     const { file, manifest } = source;
     if (providers.has(manifest.id)) throw new ManifestError(file, '/id', `provider id "${manifest.id}" is declared twice`, source.lineOf('/id'));
+    // A self-hosted source without its base URL is not there at all (issue 32 item 1).
+    if (!providerLive(manifest, ctx.env)) continue;
     providers.set(manifest.id, compileProvider(file, manifest, ctx, source.lineOf));
     compileOfferings(file, manifest).forEach((base, index) => {
       if (sources.has(base.id)) throw new ManifestError(file, '/offerings', `model id "${base.id}" is declared by two offerings`, source.lineOf(`/offerings/${index}/id`));

@@ -10,6 +10,7 @@ import { KeyPool } from '../upstream/key-pool.js';
 import { ManifestError } from './errors.js';
 import type { LineOf } from './load.js';
 import { compilePoll } from './poll.js';
+import type { UsageDialect } from './usage-dialect.js';
 import type { CompiledOffering, CompiledOperation, CompiledProvider, OfferingFileLimit, UpstreamAnswerKind, UpstreamRequestKind } from './types.js';
 
 /** What provider compilation needs from outside the manifests. */
@@ -78,9 +79,21 @@ function compileOperations(file: string, m: ProviderManifest): Record<string, Co
     const poll = op.poll && compilePoll(file, `${at}/poll`, op.poll);
     const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
     operations[name] = { method: op.method, path: op.path, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
-      features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])) };
+      features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op) };
   }
   return operations;
+}
+
+/** An operation's usage dialect (issue 32 item 1), or null when it reports usage as OpenAI's chat format does. */
+function usageDialectOf(op: OperationManifest): UsageDialect | null {
+  const u = op.usage;
+  if (!u) return null;
+  return { stream: u.stream ?? 'on_request', input: u.input, output: u.output, cachedInput: u.cached_input, reasoning: u.reasoning };
+}
+
+/** True when the provider is live under `env`: a self-hosted one (`only_when_set`) only while its variable is set. */
+export function providerLive(m: ProviderManifest, env: NodeJS.ProcessEnv): boolean {
+  return !m.only_when_set || Boolean(env[m.only_when_set]);
 }
 
 /** The manifest's static headers, plus each `env_headers` entry whose variable is set (e.g. an Azure region). */

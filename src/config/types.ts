@@ -5,6 +5,7 @@ import type { Limits } from '../limits/types.js';
 import type { MultipartSpec } from '../bodies/multipart.js';
 import type { RawBodySpec } from '../bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
+import type { UsageDialect } from './usage-dialect.js';
 import type { KeyPool } from '../upstream/key-pool.js';
 import type { GrantSettings } from '../ledger/grants/settings.js';
 
@@ -159,6 +160,8 @@ export interface CompiledOperation {
   headers: Readonly<Record<string, string>>;
   /** Headers added only when a request uses a feature (`files`, `skills`), by feature name. */
   features: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** How the vendor reports usage where it differs from OpenAI's chat format (issue 32); absent or null: as OpenAI. */
+  usage?: UsageDialect | null;
 }
 
 /** How to poll an operation's job (provider manifest `poll`). */

@@ -983,6 +983,10 @@ export interface ProviderManifest {
    * Serve from the built-in simulator when the key is absent (default true).
    */
   simulator_when_keyless?: boolean;
+  /**
+   * A self-hosted source (issue 32 item 1): the provider and its offerings exist only while this variable (its base URL) is set; unset, they are left out of the configuration and the catalogue.
+   */
+  only_when_set?: string;
   timeouts?: {
     connect_ms?: number;
     headers_ms?: number;
@@ -1092,6 +1096,31 @@ export interface ProviderManifest {
        */
       headers?: {
         [k: string]: string;
+      };
+      /**
+       * How an OpenAI-compatible vendor reports usage where it differs from OpenAI's chat format (issue 32 item 1): `stream: always` for one that ends every stream with its usage and refuses `stream_options`; JSON Pointers into the usage object for counts it names otherwise (e.g. prompt_cache_hit_tokens).
+       */
+      usage?: {
+        /**
+         * on_request (default): the gateway asks with stream_options.include_usage; always: the vendor reports it unasked and refuses the option, which is then not sent.
+         */
+        stream?: 'on_request' | 'always';
+        /**
+         * Prompt tokens (default /prompt_tokens).
+         */
+        input?: string;
+        /**
+         * Generated tokens (default /completion_tokens).
+         */
+        output?: string;
+        /**
+         * Prompt tokens read from the vendor's cache (default /prompt_tokens_details/cached_tokens).
+         */
+        cached_input?: string;
+        /**
+         * Reasoning tokens, part of the output (default /completion_tokens_details/reasoning_tokens).
+         */
+        reasoning?: string;
       };
       /**
        * Headers this operation needs only when a request uses a feature (e.g. `files`: a message refers to stored files; `skills`: a skills execution). Same-named headers of several features are joined with a comma.

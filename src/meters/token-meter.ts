@@ -40,6 +40,12 @@ function reportedTokens(outcome: MeterOutcome): TokenUsage | null {
   return (outcome.reported ?? null) as TokenUsage | null;
 }
 
+/**
+ * What marks a row whose counts the gateway estimated (a stream cut short, or a vendor that reported no
+ * usage): never billed at zero, and said so (issue 32 item 1: `estimated: true`).
+ */
+const ESTIMATED = { counted_by: 'gateway_tokenizer', estimated: true } as const;
+
 /** The token usage row of one request (kind `tokens`, details with every count), tagged with the caller's key. */
 export function tokenRow(ctx: MeterContext, usage: TokenUsage, offering: CompiledOffering, estimated: boolean): UsageRowInput {
   return {
@@ -47,7 +53,7 @@ export function tokenRow(ctx: MeterContext, usage: TokenUsage, offering: Compile
     quantity: BigInt(usage.input + usage.output), amountNano: tokenCharge(usage, offering),
     details: {
       input: usage.input, output: usage.output, cached: usage.cachedInput, cache_write: usage.cacheWrite,
-      reasoning: usage.reasoning, ...(usage.imageInput !== undefined ? { image_input: usage.imageInput } : {}), ...(estimated ? { counted_by: 'gateway_tokenizer' } : {}),
+      reasoning: usage.reasoning, ...(usage.imageInput !== undefined ? { image_input: usage.imageInput } : {}), ...(estimated ? ESTIMATED : {}),
     },
   };
 }

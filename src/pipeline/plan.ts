@@ -1,6 +1,6 @@
 /**
  * The offerings a request may be served by (issue 29 item 4), in order: the requested model, then the
- * ids the client sent in `models` (OpenRouter's convention), then the model's `fallbacks`; apart, the
+ * ids the client sent in `models` (an aggregator's convention), then the model's `fallbacks`; apart, the
  * model's `context_window_fallbacks` and `content_policy_fallbacks`, tried only on those errors.
  * A client's `models` entry the route cannot serve is the client's 400; a configured fallback that
  * cannot take this request (unavailable now, an output cap below the request's, a provider-held state

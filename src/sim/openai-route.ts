@@ -2,6 +2,7 @@
  * OpenAI-shaped errors shared by the chat-completions and responses routes, and the
  * chat-completions route itself (`POST /v1/chat/completions`).
  */
+import { extraForbidden, streamsUsageUnasked } from './compatible.js';
 import type http from 'node:http';
 import { answerChat, completionBody, streamEvents, validateChatRequest } from './chat.js';
 import { MALFORMED_CHAT_EVENT, type SimRoute } from './exchange.js';
@@ -52,7 +53,9 @@ export const chatRoute: SimRoute = {
     if (!answer.ok) return x.sendJson(400, openaiError(answer.error.message, 'invalid_request_error', answer.error.param, answer.error.code));
     const headers = { 'x-request-id': `req_sim_${answer.value.id.slice('chatcmpl-sim'.length)}` };
     if (valid.value.stream !== true) return x.sendJson(200, completionBody(answer.value, x.fault.omit_usage === true), headers);
-    const includeUsage = valid.value.stream_options?.include_usage === true && x.fault.omit_usage !== true;
+    const unasked = streamsUsageUnasked(valid.value.model);
+    if (unasked && valid.value.stream_options !== undefined) return x.sendJson(422, extraForbidden('stream_options'));
+    const includeUsage = (unasked || valid.value.stream_options?.include_usage === true) && x.fault.omit_usage !== true;
     const obfuscate = valid.value.stream_options?.include_obfuscation !== false;
     await x.stream(streamEvents(answer.value, includeUsage, obfuscate), { error: () => CHAT_ERROR_EVENT, done: 'data: [DONE]\n\n', malformed: MALFORMED_CHAT_EVENT }, headers);
   },

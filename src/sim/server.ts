@@ -96,6 +96,14 @@ export interface SimulatorOptions {
 }
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The OpenAI-compatible vendors' chat paths (issue 32 item 1): each serves chat completions under its
+ * own prefix (/v1beta/openai, /openai/v1, /api/v1, the bare origin), all answered as OpenAI's.
+ */
+function compatibleChat(path: string): SimRoute | undefined {
+  return path.endsWith('/chat/completions') ? chatRoute : undefined;
+}
 type Json = Record<string, unknown>;
 
 /** Starts a simulator listening on `opts.port` (0 = random) and resolves once it accepts connections. */
@@ -247,7 +255,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       const method = req.method ?? 'GET';
       const path = (req.url ?? '/').split('?')[0]!;
       const route = async () => {
-        const model = method === 'POST' ? routes.get(path) : undefined;
+        const model = method === 'POST' ? routes.get(path) ?? compatibleChat(path) : undefined;
         if (model) return answer(model, path, raw);
         const url = new URL(req.url ?? '/', 'http://sim');
         for (const match of matchers) {

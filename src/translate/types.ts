@@ -1,4 +1,5 @@
 /** The translator contract (DESIGN.md "Contracts worth keeping"): one instance per request. */
+import type { UsageDialect } from '../config/usage-dialect.js';
 import type { ParamPolicy } from '../config/param-policy.js';
 import type { CompiledOffering } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
@@ -20,7 +21,11 @@ export interface TokenUsage {
 export type { ParamPolicy } from '../config/param-policy.js';
 
 /** Per-request options of a translator, from the route manifest. */
-export interface TranslatorOptions { params: Readonly<Record<string, ParamPolicy>>; }
+export interface TranslatorOptions {
+  params: Readonly<Record<string, ParamPolicy>>;
+  /** How the upstream operation reports usage where it differs from its format's norm (issue 32 item 1). */
+  usage?: UsageDialect | null;
+}
 
 /** What one upstream stream event turned into for the client. */
 export interface StreamStep {

@@ -61,7 +61,7 @@ const REFUSALS: Refusal[] = [
     name: 'an unknown provider in deployments',
     text: fixture({ chat: ['deployments:', '  - { provider: fixture }', '  - { provider: nowhere, weight: 2 }'] }),
     path: '/offerings/0/deployments/1/provider', line: 16,
-    reason: /^unknown provider "nowhere" \(the providers: anthropic, .*fixture, openai.*\)$/,
+    reason: /^unknown provider "nowhere" \(the providers: anthropic, .*fixture, .*openai.*\)$/,
   },
   {
     // anthropic serves /v1/chat/completions (its messages operation) but nothing /v1/responses can call.

@@ -161,8 +161,12 @@ describe('control API and transport', () => {
 
   it('lists models and 404s unknown routes', async () => {
     expect((await call('/v1/models')).json).toEqual({ object: 'list', data: [] });
-    const missing = await call('/chat/completions', 'POST', { model: 'm', messages: user('x') });
+    const missing = await call('/v1/chat/complete', 'POST', { model: 'm', messages: user('x') });
     expect([missing.status, missing.json.error.code]).toEqual([404, 'unknown_url']);
+    // The OpenAI-compatible vendors' prefixes (issue 32): DeepSeek's bare origin, Groq's, Gemini's, OpenRouter's.
+    for (const path of ['/chat/completions', '/openai/v1/chat/completions', '/v1beta/openai/chat/completions', '/api/v1/chat/completions']) {
+      expect((await call(path, 'POST', { model: 'm', messages: user('x') })).status, path).toBe(200);
+    }
   });
 
   it('applies the fixed latencyMs option to every answer', async () => {

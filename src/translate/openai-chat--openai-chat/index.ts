@@ -10,22 +10,25 @@ import { generatedText, readChatUsage, type ChatDelta, type ChatUsage } from './
 import { ChatStream } from './stream.js';
 
 /** Creates the identity translator for one request. */
-export function createOpenaiChatToOpenaiChat(clientBody: Record<string, unknown>, _options?: TranslatorOptions): Translator {
+export function createOpenaiChatToOpenaiChat(clientBody: Record<string, unknown>, options?: TranslatorOptions): Translator {
   const streamOptions = clientBody.stream_options as { include_usage?: boolean } | null | undefined;
   const clientWantsUsage = streamOptions?.include_usage === true;
+  const dialect = options?.usage ?? null;
   return {
     request(body: Record<string, unknown>, offering: CompiledOffering) {
       const upstream: Record<string, unknown> = { ...body, model: offering.upstreamModel };
       // Spec 4.1 rule 1: streams are metered like JSON answers, so the upstream always reports usage.
-      if (body.stream === true) upstream.stream_options = { ...(streamOptions ?? {}), include_usage: true };
+      // A vendor that reports it unasked refuses the option (issue 32: its manifest says `stream: always`).
+      if (body.stream === true && dialect?.stream === 'always') delete upstream.stream_options;
+      else if (body.stream === true) upstream.stream_options = { ...(streamOptions ?? {}), include_usage: true };
       return upstream;
     },
     response(upstream, clientModel) {
       const text: string[] = [];
       for (const choice of (upstream.choices as Array<{ message?: ChatDelta }> | undefined) ?? []) generatedText(choice.message, text);
-      return { body: { ...upstream, model: clientModel }, usage: readChatUsage(upstream.usage as ChatUsage), outputText: text.join('') };
+      return { body: { ...upstream, model: clientModel }, usage: readChatUsage(upstream.usage as ChatUsage, dialect), outputText: text.join('') };
     },
-    stream: (clientModel) => new ChatStream(clientModel, clientWantsUsage),
+    stream: (clientModel) => new ChatStream(clientModel, clientWantsUsage, dialect),
     error: mapUpstreamError,
   };
 }

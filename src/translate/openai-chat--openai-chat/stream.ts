@@ -15,6 +15,7 @@
  * until the end cost an open stream about 300 bytes a token (issue 8: 1,000 open streams), against
  * the few bytes of the token's text.
  */
+import type { UsageDialect } from '../../config/usage-dialect.js';
 import { GatewayError } from '../../errors.js';
 import type { SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
@@ -99,7 +100,7 @@ export class ChatStream implements StreamTranslator {
   /** The shape of the stream's content chunks, once one went through the general path. */
   private template: ContentTemplate | null = null;
 
-  constructor(private readonly clientModel: string, private readonly clientWantsUsage: boolean) {}
+  constructor(private readonly clientModel: string, private readonly clientWantsUsage: boolean, private readonly dialect: UsageDialect | null = null) {}
 
   push(event: SseEvent): StreamStep {
     if (event.data === '[DONE]') return { frames: [], done: true };
@@ -125,7 +126,7 @@ export class ChatStream implements StreamTranslator {
     try { chunk = JSON.parse(event.data) as Record<string, unknown>; }
     catch { return { frames: [], error: new GatewayError('upstream_error', 'The upstream provider sent a malformed stream event.') }; }
     if (chunk.error) return { frames: [], error: new GatewayError('upstream_error', upstreamMessage(chunk) ?? 'The upstream provider failed mid-stream.') };
-    if (chunk.usage) this.reported = readChatUsage(chunk.usage as ChatUsage) ?? this.reported;
+    if (chunk.usage) this.reported = readChatUsage(chunk.usage as ChatUsage, this.dialect) ?? this.reported;
     if (typeof chunk.model === 'string') this.models ??= { upstream: modelMember(chunk.model), client: modelMember(this.clientModel) };
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as ChunkChoice[]) : [];
     const text: string[] = [];

@@ -1,4 +1,5 @@
 /** A chat.completion JSON answer -> a Responses `Response`. */
+import type { UsageDialect } from '../../config/usage-dialect.js';
 import { readChatUsage } from '../openai-chat--openai-chat/chunks.js';
 import type { TokenUsage } from '../types.js';
 import { isObject, type Json } from './common.js';
@@ -22,7 +23,7 @@ function toolCalls(calls: unknown, ids: Ids): ToolCall[] {
 }
 
 /** The client body, normalized usage and generated text for one chat answer. */
-export function translateResponse(client: Json, createdAt: number, upstream: Json, clientModel: string): { body: Json; usage: TokenUsage | null; outputText: string } {
+export function translateResponse(client: Json, createdAt: number, upstream: Json, clientModel: string, dialect: UsageDialect | null = null): { body: Json; usage: TokenUsage | null; outputText: string } {
   const ids = new Ids(upstream.id);
   const choices = Array.isArray(upstream.choices) ? upstream.choices.filter(isObject) : [];
   const choice = choices.find((c) => (c.index ?? 0) === 0) ?? choices[0] ?? {};
@@ -41,7 +42,7 @@ export function translateResponse(client: Json, createdAt: number, upstream: Jso
   const last = output[output.length - 1];
   if (status === 'incomplete' && last && 'status' in last) last.status = 'incomplete';
 
-  const usage = readChatUsage(upstream.usage as Parameters<typeof readChatUsage>[0]);
+  const usage = readChatUsage(upstream.usage as Parameters<typeof readChatUsage>[0], dialect);
   const body = buildResponse(client, {
     id: ids.response,
     createdAt,

@@ -7,6 +7,7 @@
  * upstream gives its finish reason; the final Response is sent on the upstream's `[DONE]`, after
  * its usage chunk.
  */
+import type { UsageDialect } from '../../config/usage-dialect.js';
 import { responsesErrorFrame } from '../../formats/openai-responses/index.js';
 import { GatewayError } from '../../errors.js';
 import { readChatUsage } from '../openai-chat--openai-chat/chunks.js';
@@ -43,7 +44,7 @@ export class ResponsesStream implements StreamTranslator {
   private upstreamUsage: unknown = null;
   private readonly delivered = new DeliveredText();
 
-  constructor(private readonly client: Json, private readonly model: string, private readonly createdAt: number) {}
+  constructor(private readonly client: Json, private readonly model: string, private readonly createdAt: number, private readonly dialect: UsageDialect | null = null) {}
 
   push(event: SseEvent): StreamStep {
     this.frames = [];
@@ -60,7 +61,7 @@ export class ResponsesStream implements StreamTranslator {
     const choices = Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : [];
     for (const choice of choices) if ((choice.index ?? 0) === 0) this.choice(choice);
     if (isObject(chunk.usage)) {
-      this.reported = readChatUsage(chunk.usage as Parameters<typeof readChatUsage>[0]) ?? this.reported;
+      this.reported = readChatUsage(chunk.usage as Parameters<typeof readChatUsage>[0], this.dialect) ?? this.reported;
       this.upstreamUsage = chunk.usage;
     }
     return { frames: this.frames };
