@@ -30,8 +30,8 @@ export { transcriptionUsage } from './usage.js';
 /** The plain-text answer formats (the vendor answers them with a text/plain body). */
 export const TEXT_FORMATS = ['text', 'srt', 'vtt'] as const;
 
-/** Text fields carried upstream as sent (the route's schema admits no others); response_format and stream are set per model. */
-const CARRIED = ['language', 'prompt', 'temperature'] as const;
+/** Text fields carried upstream (the route's schema admits no others): as sent, but a rendered text's response_format (json). */
+const CARRIED = ['language', 'prompt', 'response_format', 'temperature'] as const;
 
 /** The content type of the plain-text answers (the vendor's). */
 const TEXT_PLAIN = 'text/plain; charset=utf-8';
@@ -51,8 +51,10 @@ export function createNativeJsonToOpenaiTranscriptions(clientBody: Record<string
       const form = new FormData();
       form.append('model', offering.upstreamModel);
       form.append('file', new Blob([audio.data], { type: audio.contentType || 'application/octet-stream' }), audio.filename || 'audio');
-      for (const name of CARRIED) if (body[name] !== undefined && body[name] !== null) form.append(name, String(body[name]));
-      if (body.response_format !== undefined && body.response_format !== null) form.append('response_format', renders ? 'json' : String(body.response_format));
+      for (const name of CARRIED) {
+        const value = name === 'response_format' && renders ? 'json' : body[name];
+        if (value !== undefined && value !== null) form.append(name, String(value));
+      }
       const granularities = body.timestamp_granularities;
       for (const g of Array.isArray(granularities) ? granularities : granularities === undefined ? [] : [granularities]) form.append('timestamp_granularities[]', String(g));
       if (body.stream === true) form.append('stream', 'true');
