@@ -25,8 +25,6 @@ import { mapUpstreamError } from '../upstream-error.js';
 import { transcriptionStream } from './stream.js';
 import { malformed, transcriptionUsage } from './usage.js';
 
-export { transcriptionUsage } from './usage.js';
-
 /** The plain-text answer formats (the vendor answers them with a text/plain body). */
 export const TEXT_FORMATS = ['text', 'srt', 'vtt'] as const;
 
