@@ -76,7 +76,10 @@ function operation(gateway: CompiledGateway, route: CompiledRoute, components: J
   const schemas = m.schemas ?? {};
   const ok: Json = {};
   if (schemas.response) ok['application/json'] = { schema: { $ref: component(gateway, schemas.response, components) } };
-  if (m.file_answer) ok[m.file_answer] = { schema: { type: 'string', format: 'binary' } };
+  // A file answer is binary; a plain-text one (a transcription's text, srt or vtt, spec 4.8) is a string.
+  for (const type of typeof m.file_answer === 'string' ? [m.file_answer] : m.file_answer ?? []) {
+    ok[type] = { schema: type.startsWith('text/') ? { type: 'string' } : { type: 'string', format: 'binary' } };
+  }
   if (m.stream) ok['text/event-stream'] = { schema: { type: 'string', description: `Server-sent events${schemas.stream_event ? ` of ${String((gateway.wireSchemas.get(schemas.stream_event) as Json).title)}` : ''}.` } };
   if (schemas.stream_event) component(gateway, schemas.stream_event, components);
   const responses: Json = { '200': { description: 'Success.', headers: { 'x-request-id': { schema: { type: 'string' } } }, content: ok } };

@@ -392,6 +392,7 @@ export interface RoutingManifest {
   };
 }
 
+export type MediaType = string;
 /**
  * The values accepted for the parameter (when present, after `default`); any other is a 400 unsupported_parameter naming the parameter and these values.
  *
@@ -446,9 +447,9 @@ export interface RouteManifest {
     stream_event?: string;
   };
   /**
-   * Media type of the file the route answers with inline (a binary 200, e.g. audio/mpeg from an operation with `answer: binary`), documented as such in the OpenAPI document.
+   * Media type(s) of the file the route answers with inline (a binary 200, e.g. audio/mpeg from an operation with `answer: binary`; a list when the request picks one, e.g. speech's response_format; a text/* type for a plain-text answer such as a transcription's srt), documented as such in the OpenAPI document.
    */
-  file_answer?: string;
+  file_answer?: MediaType | MediaType[];
   stream?: {
     /**
      * JSON Pointer to a boolean in the request.

@@ -11,7 +11,7 @@ export const ROUTE_TABLE = [
     "upstreams": [
       "audio-transcriptions"
     ],
-    "stream": null,
+    "stream": "/stream",
     "billable": true,
     "service_types": [
       "SPEECH_TO_TEXT"
@@ -642,7 +642,8 @@ export const ROUTE_TABLE = [
     "format": "native-json",
     "handler": "proxy",
     "upstreams": [
-      "speech"
+      "speech",
+      "audio-speech"
     ],
     "stream": null,
     "billable": true,

@@ -3,7 +3,7 @@
  * createTranslation): `POST /v1/audio/transcriptions` and `/v1/audio/translations`, multipart with
  * `model`, `file` and the audio parameters. The audio's duration is read with music-metadata; the
  * text is deterministic (it names the duration). Token models (gpt-4o-transcribe family) answer JSON
- * only, with `usage: {type: tokens}` (audio tokens: 10 per started second; text tokens: the prompt's
+ * (or text) only, or with `stream: true` transcript.text.delta events and a transcript.text.done, with `usage: {type: tokens}` (audio tokens: 10 per started second; text tokens: the prompt's
  * o200k tokens; output: the text's); whisper-1 also answers verbose_json (segments, words), text, srt
  * and vtt (text/plain), with `usage: {type: duration, seconds}`; translations take whisper-1 only.
  * OpenAI-shaped 400s for a missing or unreadable file, an unknown field and a format a model lacks;
@@ -75,6 +75,18 @@ function sendText(raw: RawRequest, text: string, type: string): void {
   res.end(text);
 }
 
+/**
+ * A streamed transcription (CreateTranscriptionResponseStreamEvent): one `transcript.text.delta` per
+ * word (the first one first, as the spec says), then `transcript.text.done` with the text and usage.
+ */
+function streamTranscript(x: Exchange, text: string, usage: Record<string, unknown> | null): Promise<void> {
+  const words = text.split(/(?<= )/);
+  const deltas = words.map((delta) => `data: ${JSON.stringify({ type: 'transcript.text.delta', delta })}\n\n`);
+  const done = `data: ${JSON.stringify({ type: 'transcript.text.done', text, ...(usage ? { usage } : {}) })}\n\n`;
+  const error = (): string => `data: ${JSON.stringify({ type: 'error', error: { message: 'simulated upstream error', type: 'server_error' } })}\n\n`;
+  return x.stream([...deltas, done], { error, finalEvent: true });
+}
+
 /** The simulator route of one task, over the request's raw bytes. */
 function audioRoute(task: 'transcriptions' | 'translations', raw: RawRequest): SimRoute {
   return {
@@ -97,7 +109,9 @@ function audioRoute(task: 'transcriptions' | 'translations', raw: RawRequest): S
       if (!['json', 'text', 'srt', 'verbose_json', 'vtt'].includes(format)) return bad(`'${format}' is not one of ['json', 'text', 'srt', 'verbose_json', 'vtt']`, 'response_format');
       if (spec.tokens && format !== 'json' && format !== 'text') return bad(`response_format '${format}' is not compatible with model '${model}'. Use 'json' or 'text'.`, 'response_format');
       const text = `Simulated ${task === 'translations' ? 'English translation' : 'transcription'} of ${seconds.toFixed(1)} seconds of audio.`;
-      if (format === 'text') return sendText(raw, `${text}\n`, 'text/plain');
+      // createTranscription: "Streaming is not supported for the whisper-1 model and will be ignored."
+      const streams = spec.tokens && ['true', '1'].includes(field('stream') ?? 'false');
+      if (format === 'text' && !streams) return sendText(raw, `${text}\n`, 'text/plain');
       if (format === 'srt') return sendText(raw, `1\n${stamp(0, ',')} --> ${stamp(seconds, ',')}\n${text}\n\n`, 'text/plain');
       if (format === 'vtt') return sendText(raw, `WEBVTT\n\n${stamp(0, '.')} --> ${stamp(seconds, '.')}\n${text}\n\n`, 'text/plain');
       const omit = x.fault.omit_usage === true;
@@ -106,6 +120,7 @@ function audioRoute(task: 'transcriptions' | 'translations', raw: RawRequest): S
         const prompt = countTextTokens(field('prompt') ?? '');
         const output = countTextTokens(text);
         const usage = { type: 'tokens', input_tokens: audio + prompt, input_token_details: { text_tokens: prompt, audio_tokens: audio }, output_tokens: output, total_tokens: audio + prompt + output };
+        if (streams) return streamTranscript(x, text, omit ? null : usage);
         return sendJsonAnswer(x, { text, ...(omit ? {} : { usage }) });
       }
       const usage = omit ? {} : { usage: { type: 'duration', seconds: Math.ceil(seconds) } };

@@ -23,7 +23,8 @@
  * anthropic-skills (a skills message by its model). POST /__sim/reset forgets the files.
  *
  * And OpenAI speech to text (spec 4.8): POST /v1/audio/transcriptions and /v1/audio/translations
- * (multipart, read as bytes; openai-audio.ts), faults keyed by the form's `model`.
+ * (multipart, read as bytes; openai-audio.ts), faults keyed by the form's `model`; text to speech,
+ * POST /v1/audio/speech (openai-speech.ts), faults keyed by the body's `model`.
  *
  * And OpenAI image generation (spec 4.14): POST /v1/images/generations and the PNGs its dall-e-3 URLs
  * point at, GET /v1/sim-images/<seed>.png (openai-images.ts); image edits, POST /v1/images/edits
@@ -64,6 +65,7 @@ import { embeddingsRoute } from './openai-embeddings.js';
 import { imagesRoute, matchSimImages } from './openai-images.js';
 import { matchOpenaiVideos } from './openai-videos.js';
 import { matchOpenaiAudio } from './openai-audio.js';
+import { matchOpenaiSpeech } from './openai-speech.js';
 import { matchOpenaiImageEdits } from './openai-image-edits.js';
 import { chatRoute, openaiError as errorBody } from './openai-route.js';
 import { responsesRoute } from './responses-route.js';
@@ -129,7 +131,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
+    matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
   ];
   let closing = false;
 

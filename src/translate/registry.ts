@@ -21,6 +21,7 @@ import { createNativeJsonToOpenaiEmbeddings } from './native-json--openai-embedd
 import { createNativeJsonToOpenaiImages } from './native-json--openai-images/index.js';
 import { createNativeJsonToOpenaiImageEdits } from './native-json--openai-image-edits/index.js';
 import { createNativeJsonToOpenaiVideos } from './native-json--openai-videos/index.js';
+import { createNativeJsonToOpenaiSpeech } from './native-json--openai-speech/index.js';
 import { createNativeJsonToOpenaiTranscriptions } from './native-json--openai-transcriptions/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
@@ -48,6 +49,7 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--azure-language-summarize', createNativeJsonToAzureLanguageSummarize],
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],
   ['native-json--openai-transcriptions', createNativeJsonToOpenaiTranscriptions],
+  ['native-json--openai-speech', createNativeJsonToOpenaiSpeech],
   ['native-json--openai-images', createNativeJsonToOpenaiImages],
   ['native-json--bfl-flux', createNativeJsonToBflFlux],
   ['native-json--openai-image-edits', createNativeJsonToOpenaiImageEdits],

@@ -64,6 +64,11 @@ export interface TranslatedAnswer {
   outputText: string;
   /** Named quantities for `source: { translator: <name> }` meters (e.g. `input_tokens`, `text_records`). */
   quantities?: Record<string, number>;
+  /**
+   * A plain-text client answer sent instead of `body` as JSON (spec 4.8: a transcription's text, srt
+   * or vtt, as the vendor answers them); `body` still describes it for the meters.
+   */
+  text?: { contentType: string; data: string };
 }
 
 /** A translated binary answer (a file), with what it reports for the meters. */
@@ -73,6 +78,11 @@ export interface TranslatedFile {
   /** The download's file name, for Content-Disposition; null to send it inline. */
   filename: string | null;
   quantities?: Record<string, number>;
+  /**
+   * Token usage the upstream reported with the file (the token meter's source), e.g. a speech answer
+   * read from events whose last one carries it (native-json--openai-speech); absent: none.
+   */
+  usage?: TokenUsage;
 }
 
 /**
@@ -147,6 +157,11 @@ export interface Translator {
    * `outputs` are the stored outputs of a job whose poll declares `output` (else absent).
    */
   response(upstreamBody: Record<string, unknown>, clientModel: string, headers?: Readonly<Record<string, string>>, outputs?: readonly GeneratedOutput[]): TranslatedAnswer;
+  /**
+   * The answer to an upstream 200 that is plain text rather than JSON (e.g. a transcription asked for
+   * as srt); translators without it treat such an answer as malformed (502, not billed).
+   */
+  textResponse?(upstreamText: string, clientModel: string, headers: Readonly<Record<string, string>>): TranslatedAnswer;
   stream(clientModel: string): StreamTranslator;
   /** The client's file for a binary upstream answer (operations with `answer: binary`). */
   file?(data: Buffer, headers: Readonly<Record<string, string>>, clientModel: string): TranslatedFile;

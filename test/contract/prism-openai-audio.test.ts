@@ -1,5 +1,5 @@
 /**
- * Contract (spec 4.8): the gateway's outgoing speech-to-text requests against OpenAI's published spec.
+ * Contract (spec 4.8): the gateway's outgoing speech-to-text and text-to-speech requests against OpenAI's published spec.
  * A Prism mock (`prism mock`, not proxy: proxy mode corrupts binary bodies) plays OpenAI; the gateway
  * runs with a real-looking OpenAI key pointed at it, so the multipart FormData the translator builds
  * (native-json--openai-transcriptions) is what Prism validates against CreateTranscriptionRequest and
@@ -66,6 +66,26 @@ describe.runIf(storeKind === 'pglite')('Prism OpenAI audio contract: multipart t
       expect(logged.passed, detail).toBe(true);
       expect(logged.terminated, detail).toBeNull();
       expect(logged.headers['content-type'], detail).toMatch(/^multipart\/form-data; boundary=/);
+    });
+  }
+
+  // Item 6 of issue 31: createSpeech's JSON body (CreateSpeechRequest, additionalProperties false): the
+  // character-billed models as sent, gpt-4o-mini-tts with stream_format sse. The mock's placeholder
+  // answer is no audio (nor a stream), so only the request is checked here: the gateway answers 502.
+  const speechCases: Array<[string, Record<string, unknown>]> = [
+    ['tts-1 with every parameter it takes', { model: 'tts-1', voice: 'alloy', input: 'Hello.', response_format: 'opus', speed: 1.5 }],
+    ['gpt-4o-mini-tts with instructions (asked for SSE)', { model: 'gpt-4o-mini-tts', voice: 'coral', input: 'Hello.', instructions: 'Warmly.' }],
+  ];
+  for (const [name, body] of speechCases) {
+    it(`speech, ${name}: the upstream JSON request passes the vendor's schema`, async () => {
+      const mark = logMark(openai);
+      const res = await fetch(`${t.url}/v1/audio/speech`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const text = await res.text();
+      const [logged] = await loggedRequestsSince(openai, mark, 1);
+      const detail = `${res.status} ${text.slice(0, 300)}\n${logged?.lines.join('\n').slice(0, 6000)}`;
+      expect(logged!.path, detail).toBe('/audio/speech');
+      expect(logged!.violations, detail).toEqual([]);
+      expect(logged!.passed, detail).toBe(true);
     });
   }
 

@@ -122,9 +122,10 @@ describeStore(`audio transcriptions and translations (${storeKind})`, () => {
     const image = await temporaryFile(refused.key, 'VISION_INPUT', 'image/png', readFileSync(join(FIXTURES, 'sample.png')));
     const cases: Array<[string, () => Promise<{ status: number; json: any }>, number, string | null, string?]> = [
       ['unreadable audio', () => postForm(refused.key, '/v1/audio/transcriptions', form({ model: 'whisper-1' }, { data: Buffer.from('not audio at all, just text'), name: 'a.wav', type: 'audio/wav' })), 400, 'file'],
-      ['text answer', () => postForm(refused.key, '/v1/audio/transcriptions', form({ model: 'whisper-1', response_format: 'text' }, wav)), 400, 'response_format', 'json, verbose_json'],
-      ['srt answer', () => postForm(refused.key, '/v1/audio/translations', form({ model: 'whisper-1', response_format: 'srt' }, wav)), 400, 'response_format'],
-      ['stream', () => postForm(refused.key, '/v1/audio/transcriptions', form({ model: 'gpt-4o-transcribe', stream: 'true' }, wav)), 400, 'stream'],
+      // Item 7 of issue 31: text, srt and vtt are answered, and the token models stream (transcriptions-formats.test.ts).
+      ['srt on a token model', () => postForm(refused.key, '/v1/audio/transcriptions', form({ model: 'gpt-4o-transcribe', response_format: 'srt' }, wav)), 400, 'response_format', 'json, text'],
+      ['an unknown format', () => postForm(refused.key, '/v1/audio/translations', form({ model: 'whisper-1', response_format: 'ogg' }, wav)), 400, 'response_format'],
+      ['stream on whisper-1', () => postForm(refused.key, '/v1/audio/transcriptions', form({ model: 'whisper-1', stream: 'true' }, wav)), 400, 'stream'],
       ['no file part', () => postForm(refused.key, '/v1/audio/transcriptions', form({ model: 'whisper-1' })), 400, 'file'],
       ['JSON without file_id', () => postJson(t, '/v1/audio/transcriptions', refused.key, { model: 'whisper-1' }), 400, 'file', 'file_id'],
       ['unknown field', () => postForm(refused.key, '/v1/audio/transcriptions', form({ model: 'whisper-1', colour: 'red' }, wav)), 400, 'colour'],

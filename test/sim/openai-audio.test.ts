@@ -25,6 +25,18 @@ async function call(path: string, fields: Record<string, string | string[]>, fil
 }
 
 describe('OpenAI POST /v1/audio/transcriptions and /translations (simulator)', () => {
+  it('token models stream with stream=true (delta events, then done with the usage); whisper-1 ignores it', async () => {
+    const a = await call('/v1/audio/transcriptions', { model: 'gpt-4o-transcribe', stream: 'true' });
+    expect(a.type).toMatch(/^text\/event-stream/);
+    const events = a.text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')) as { type: string; delta?: string; text?: string; usage?: { input_tokens: number } });
+    const text = 'Simulated transcription of 1.2 seconds of audio.';
+    expect(events.slice(0, -1).every((e) => e.type === 'transcript.text.delta')).toBe(true);
+    expect(events.slice(0, -1).map((e) => e.delta).join('')).toBe(text);
+    expect(events.at(-1)).toMatchObject({ type: 'transcript.text.done', text, usage: { type: 'tokens', input_tokens: 20, output_tokens: countTextTokens(text) } });
+    const whisper = await call('/v1/audio/transcriptions', { model: 'whisper-1', stream: 'true' });
+    expect(JSON.parse(whisper.text)).toMatchObject({ text });
+  });
+
   it('whisper-1: JSON with duration usage; verbose_json with segments and words', async () => {
     const a = await call('/v1/audio/transcriptions', { model: 'whisper-1' });
     expect(a.status, a.text).toBe(200);

@@ -2,7 +2,7 @@
  * Golden fixtures for every translator (test/translate/<from>--<to>/<case>/): the client request,
  * the expected upstream request (and query, `upstream-query.json`, when the operation takes one), an
  * upstream JSON answer (with its headers, `upstream-headers.json`, when they carry a quantity) or SSE stream, the expected client answer
- * or stream (or an upstream file, `upstream-response.mp3`, and the client file it becomes, `client-file.json`), and the expected normalized usage (and named quantities, `quantities.json`, for translator-sourced meters; a job's stored outputs, `upstream-outputs.json`, for translators answering with them). Streams are also cut at every event boundary: the
+ * or stream (or an upstream file, `upstream-response.mp3`, or an SSE answer read whole, `upstream-response.sse`, and the client file it becomes, `client-file.json`), and the expected normalized usage (and named quantities, `quantities.json`, for translator-sourced meters; a job's stored outputs, `upstream-outputs.json`, for translators answering with them). Streams are also cut at every event boundary: the
  * translator must not throw and must emit exactly a prefix of the full client stream. A multipart
  * request (spec 4.8 audio) lists its file parts in `client-files.json`; `upstream-request.json` then
  * describes the FormData (`{multipart: [[name, value]]}`).
@@ -103,13 +103,18 @@ for (const pair of pairs) {
         const headers = existsSync(file('upstream-headers.json')) ? (json(file('upstream-headers.json')) as Record<string, string>) : {};
         const usage = json(file('usage.json'));
         // A binary answer (`answer: binary` operations): the upstream's bytes and the client file they become.
-        const binary = ['mp3', 'docx', 'pdf'].map((ext) => file(`upstream-response.${ext}`)).find((path) => existsSync(path));
+        // An SSE answer read whole into a file (`upstream-response.sse`: OpenAI speech with stream_format sse):
+        // its client file's bytes are in `client-file.b64` (base64), its usage usage.json.
+        const binary = ['mp3', 'opus', 'docx', 'pdf', 'sse'].map((ext) => file(`upstream-response.${ext}`)).find((path) => existsSync(path));
         if (binary) {
           const data = readFileSync(binary);
           const out = translator.file!(data, headers, model);
           expect({ contentType: out.contentType, filename: out.filename, quantities: out.quantities ?? null, sameBytes: out.data.equals(data) }).toEqual(json(file('client-file.json')));
+          expect(out.usage ?? null).toEqual(usage);
+          if (existsSync(file('client-file.b64'))) expect(out.data.toString('base64')).toBe(readFileSync(file('client-file.b64'), 'utf8').trim());
           // The same file planned from the headers alone, as it streams through (issue 9 point 3): its checks pass on the first and last bytes.
-          const plan = translator.filePlan?.(headers, model);
+          // (An SSE answer is read whole: it never streams through, and its plan refuses it.)
+          const plan = binary.endsWith('.sse') ? undefined : translator.filePlan?.(headers, model);
           if (plan) {
             expect({ contentType: plan.contentType, filename: plan.filename, quantities: plan.quantities ?? null, sameBytes: true }).toEqual(json(file('client-file.json')));
             plan.checkHead(data.subarray(0, plan.headBytes));
@@ -121,6 +126,8 @@ for (const pair of pairs) {
           const result = translator.response(json(file('upstream-response.json')), model, headers, outputsOf(file('upstream-outputs.json')));
           expect(result.body).toEqual(json(file('client-response.json')));
           expect(result.usage).toEqual(usage);
+          // A plain-text client answer rendered from the JSON (spec 4.8 transcription text): `client-response.txt`.
+          if (existsSync(file('client-response.txt'))) expect(result.text?.data).toBe(readFileSync(file('client-response.txt'), 'utf8'));
           // Named quantities for `source: { translator: <name> }` meters (e.g. text records), when the case pins them.
           if (existsSync(file('quantities.json'))) expect(result.quantities).toEqual(json(file('quantities.json')));
           return;

@@ -21,7 +21,8 @@ export function answerWithFile(ctx: RequestContext, data: Buffer, headers: Recor
   const translator = ctx.translation!.translator;
   if (!translator.file) throw new GatewayError('internal_error', 'The operation answers a file its translator cannot read.');
   const file = translator.file(data, headers, ctx.model!.offering.id);
-  ctx.outcome = { delivery: 'full', reported: null, deliveredText: '', answer: { upstreamBody: null, headers, clientBody: null, quantities: file.quantities ?? {} } };
+  // A file may come with the upstream's token usage (a token-billed speech model): the token meter's source.
+  ctx.outcome = { delivery: 'full', reported: file.usage ?? null, deliveredText: '', answer: { upstreamBody: null, headers, clientBody: null, quantities: file.quantities ?? {} } };
   ctx.finish = async () => {
     ctx.started = true;
     ctx.reply.code(200).header('content-type', file.contentType).header('content-length', String(file.data.length));

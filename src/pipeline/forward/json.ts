@@ -13,7 +13,7 @@ import { streamBinary, streamsThrough } from './binary-stream.js';
 import { answerWithFile } from './file.js';
 import { fetchOutput } from './outputs.js';
 import { jobStart, pollJob } from './poll.js';
-import type { GeneratedOutput } from '../../translate/types.js';
+import type { GeneratedOutput, TranslatedAnswer } from '../../translate/types.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
 
@@ -80,6 +80,14 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
       if (!ctx.work.aborted) answerWithFile(ctx, data, response.headers);
       return;
     }
+    // A plain-text 200 (spec 4.8: a transcription asked for as text, srt or vtt) goes to the translator that reads one.
+    const translator = ctx.translation!.translator;
+    if (!poll && translator.textResponse && !isJson(response.headers)) {
+      const text = await response.body.text();
+      if (ctx.work.aborted) return;
+      answer(ctx, translator.textResponse(text, ctx.model!.offering.id, response.headers), null, response.headers);
+      return;
+    }
     const start = poll ? await jobStart(poll, response) : { body: await readJsonBody(response), headers: response.headers };
     if ('location' in start) {
       ({ body: upstreamBody, headers } = await pollJob(runtime.upstream, ctx.model!.provider, poll!, start.location, start.headers, ctx.work));
@@ -94,14 +102,25 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
   }
   if (ctx.work.aborted) return;
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
-  const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers, outputs);
+  answer(ctx, ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers, outputs), upstreamBody, headers);
+}
+
+/** True when an upstream answer says it is JSON (or says nothing, as some vendors' answers do). */
+function isJson(headers: Readonly<Record<string, string>>): boolean {
+  const type = headers['content-type'];
+  return type === undefined || /^application\/([a-z0-9.+-]*\+)?json\b/i.test(type);
+}
+
+/** Records a translated answer for the meter stage and sends it (JSON, or its plain text) once settled. */
+function answer(ctx: RequestContext, translated: TranslatedAnswer, upstreamBody: unknown, headers: Record<string, string>): void {
+  const { body, usage, outputText, quantities = {}, text } = translated;
   // What a quantity meter may read: the upstream answer and headers, and the client answer.
-  const answer = { upstreamBody, headers, clientBody: body, quantities };
-  ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText, answer };
+  ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText, answer: { upstreamBody, headers, clientBody: body, quantities } };
   ctx.finish = async () => {
     ctx.started = true;
     // An operation that outlived its client is billed and kept; there is nobody to answer.
     if (ctx.clientGone.aborted) return;
-    await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
+    if (text) await ctx.reply.code(200).header('content-type', text.contentType).send(text.data);
+    else await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
   };
 }

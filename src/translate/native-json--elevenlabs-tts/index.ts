@@ -14,10 +14,20 @@ import type { Translator, TranslatorOptions } from '../types.js';
 /** The voice settings of spec 4.8, as ElevenLabs names them in `voice_settings`. */
 export const VOICE_SETTINGS = ['stability', 'similarity_boost', 'style', 'speed', 'use_speaker_boost'] as const;
 
-/** Creates the speech translator for one request; voice instructions are refused here (spec 4.8), before anything is reserved. */
+/** Spec 4.8: `speed` 0.7 to 1.2 on these models (the route's schema takes OpenAI's wider 0.25 to 4). */
+export const SPEED_RANGE = { min: 0.7, max: 1.2 } as const;
+
+/**
+ * Creates the speech translator for one request; voice instructions and a speed outside spec 4.8's
+ * range are refused here, before anything is reserved.
+ */
 export function createNativeJsonToElevenlabsTts(clientBody: Record<string, unknown>, _options?: TranslatorOptions): Translator {
   if (clientBody.instructions !== undefined && clientBody.instructions !== null) {
     throw new GatewayError('unsupported_parameter', 'Voice instructions are not supported.', { param: 'instructions' });
+  }
+  const speed = clientBody.speed;
+  if (typeof speed === 'number' && (speed < SPEED_RANGE.min || speed > SPEED_RANGE.max)) {
+    throw new GatewayError('unsupported_parameter', `speed must be between ${SPEED_RANGE.min} and ${SPEED_RANGE.max} on this model.`, { param: 'speed' });
   }
   return {
     request(body: Record<string, unknown>, offering: CompiledOffering) {

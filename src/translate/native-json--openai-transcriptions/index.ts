@@ -3,70 +3,74 @@
  * `POST /audio/transcriptions` or `/audio/translations`: a multipart FormData with the gateway's
  * model id swapped for the upstream's, the request's one `file` part (uploaded, or a temporary file
  * of purpose AUDIO_INPUT put there by `file_inputs`) and the standard audio parameters as text
- * fields (`timestamp_granularities[]` once per value). Only JSON answers are served
- * (`response_format` json or verbose_json): text, srt and vtt come back as text/plain, which this
- * JSON route does not carry, so they are refused before anything is reserved, naming the supported
- * ones. Streaming is refused likewise. The answer is the vendor's JSON as is; its `usage`, when of
- * type `tokens` (CreateTranscriptionResponseJson, TranscriptTextUsageTokens), is the token usage the
- * token meter bills (input tokens, audio and text alike, at the input price; output at the output
- * price); a minute-billed model's answer reports none (its meter reads the measured duration).
+ * fields (`timestamp_granularities[]` once per value).
+ *
+ * Answers, as the vendor gives them (AudioResponseFormat):
+ *  - json and verbose_json: the vendor's JSON as is; its `usage`, when of type `tokens`, is what the
+ *    token meter bills (usage.ts); a minute-billed model's answer is billed by the measured duration.
+ *  - text, srt and vtt from a duration-billed model (whisper-1): the vendor's plain text body and its
+ *    content type, passed on (`textResponse`).
+ *  - text from a token-billed model (gpt-4o-transcribe family): those answer JSON only, and only JSON
+ *    carries the usage, so the vendor is asked for json and the gateway writes its `text` as the
+ *    vendor's text format would (the text and a newline, text/plain). srt, vtt and verbose_json need
+ *    segments these models do not produce: their offerings refuse them (providers/openai.yaml).
+ *  - `stream: true` (token models; whisper-1's offering refuses it): the vendor's SSE events as they
+ *    come (stream.ts), billed from the usage of `transcript.text.done`.
  */
 import { Blob } from 'node:buffer';
 import { FormData } from 'undici';
 import { GatewayError } from '../../errors.js';
-import type { TokenUsage, Translator, TranslatorOptions } from '../types.js';
+import type { TranslatedAnswer, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError } from '../upstream-error.js';
+import { transcriptionStream } from './stream.js';
+import { malformed, transcriptionUsage } from './usage.js';
 
-/** The answer formats this route serves (JSON ones); the others are refused with this list. */
-export const SUPPORTED_RESPONSE_FORMATS = ['json', 'verbose_json'] as const;
+/** The plain-text answer formats (the vendor answers them with a text/plain body). */
+export const TEXT_FORMATS = ['text', 'srt', 'vtt'] as const;
 
-/** Text fields carried upstream as sent (the route's schema admits no others). */
+/** Text fields carried upstream (the route's schema admits no others): as sent, but a rendered text's response_format (json). */
 const CARRIED = ['language', 'prompt', 'response_format', 'temperature'] as const;
 
-function malformed(what: string): GatewayError {
-  return new GatewayError('upstream_error', `The upstream provider sent a malformed transcription answer (${what}).`);
-}
+/** The content type of the plain-text answers (the vendor's). */
+const TEXT_PLAIN = 'text/plain; charset=utf-8';
 
-const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-
-/** The token usage of a `usage: {type: tokens}` object; null for duration usage or none. */
-export function transcriptionUsage(usage: unknown): TokenUsage | null {
-  if (!usage || typeof usage !== 'object' || (usage as { type?: unknown }).type !== 'tokens') return null;
-  const { input_tokens: input, output_tokens: output } = usage as Record<string, unknown>;
-  if (!count(input) || !count(output)) throw malformed('usage');
-  return { input, output, cachedInput: 0, cacheWrite: 0, reasoning: 0 };
-}
-
-/** Refuses, before anything is reserved, what this JSON route cannot carry. */
-function checkRequest(body: Record<string, unknown>): void {
-  const format = body.response_format;
-  if (format !== undefined && format !== null && !(SUPPORTED_RESPONSE_FORMATS as readonly unknown[]).includes(format)) {
-    throw new GatewayError('unsupported_parameter', `response_format "${String(format)}" answers with plain text, which this endpoint does not serve; supported: ${SUPPORTED_RESPONSE_FORMATS.join(', ')}.`, { param: 'response_format' });
-  }
-  if (body.stream === true) throw new GatewayError('unsupported_parameter', 'Streamed transcriptions are not supported; omit stream or set it to false.', { param: 'stream' });
-}
+const isTextFormat = (format: unknown): boolean => (TEXT_FORMATS as readonly unknown[]).includes(format);
 
 /** Creates the OpenAI-format speech-to-text translator for one request. */
 export function createNativeJsonToOpenaiTranscriptions(clientBody: Record<string, unknown>, _options?: TranslatorOptions): Translator {
-  checkRequest(clientBody);
+  const asked = clientBody.response_format ?? 'json';
+  // Set once the offering is known (request): the gateway renders the text of a token model's JSON.
+  let renders = false;
   return {
     request(body, offering, files = []) {
       const audio = files.find((f) => f.field === 'file');
       if (!audio) throw new GatewayError('invalid_request', "Missing required file part 'file'.", { param: 'file' });
+      renders = offering.billing.unit === 'token' && asked === 'text';
       const form = new FormData();
       form.append('model', offering.upstreamModel);
       form.append('file', new Blob([audio.data], { type: audio.contentType || 'application/octet-stream' }), audio.filename || 'audio');
-      for (const name of CARRIED) if (body[name] !== undefined && body[name] !== null) form.append(name, String(body[name]));
+      for (const name of CARRIED) {
+        const value = name === 'response_format' && renders ? 'json' : body[name];
+        if (value !== undefined && value !== null) form.append(name, String(value));
+      }
       const granularities = body.timestamp_granularities;
       for (const g of Array.isArray(granularities) ? granularities : granularities === undefined ? [] : [granularities]) form.append('timestamp_granularities[]', String(g));
+      if (body.stream === true) form.append('stream', 'true');
       return form;
     },
-    response(upstream) {
+    response(upstream): TranslatedAnswer {
       if (typeof upstream.text !== 'string') throw malformed('no text');
       const usage = transcriptionUsage(upstream.usage);
-      return { body: upstream, usage, outputText: upstream.text, quantities: {} };
+      if (isTextFormat(asked) && !renders) throw malformed(`JSON where ${String(asked)} was asked for`);
+      const text = renders ? { contentType: TEXT_PLAIN, data: `${upstream.text}\n` } : undefined;
+      return { body: upstream, usage, outputText: upstream.text, quantities: {}, ...(text ? { text } : {}) };
     },
-    stream: () => { throw new GatewayError('invalid_request', 'Transcriptions do not stream.'); },
+    textResponse(upstreamText, _model, headers): TranslatedAnswer {
+      if (!isTextFormat(asked) || renders) throw malformed(`plain text where ${String(asked)} was asked for`);
+      const contentType = headers['content-type'] ?? TEXT_PLAIN;
+      return { body: { text: upstreamText }, usage: null, outputText: upstreamText, quantities: {}, text: { contentType, data: upstreamText } };
+    },
+    stream: () => transcriptionStream(),
     error: mapUpstreamError,
   };
 }
