@@ -20,7 +20,16 @@ export interface TokenUsage {
 export type { ParamPolicy } from '../config/param-policy.js';
 
 /** Per-request options of a translator, from the route manifest. */
-export interface TranslatorOptions { params: Readonly<Record<string, ParamPolicy>>; }
+export interface TranslatorOptions {
+  params: Readonly<Record<string, ParamPolicy>>;
+  /**
+   * The offering the request is prepared for (its deployment's), when known: a chained translator
+   * (src/translate/chain.ts) builds its middle request with it up front.
+   */
+  offering?: CompiledOffering;
+  /** The gateway's id of the request, for translators that name what they answer after it (a Response's id). */
+  requestId?: string;
+}
 
 /** What one upstream stream event turned into for the client. */
 export interface StreamStep {
