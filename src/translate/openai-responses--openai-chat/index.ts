@@ -14,15 +14,15 @@ import { translateResponse } from './response.js';
 import { ResponsesStream } from './stream.js';
 
 /** Creates the openai-responses--openai-chat translator for one request. */
-export function createOpenaiResponsesToOpenaiChat(clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
+export function createOpenaiResponsesToOpenaiChat(clientBody: Record<string, unknown>, options: TranslatorOptions): Translator {
   // The Response is created when the gateway receives the request.
   const createdAt = nowSeconds();
   // Built up front so every refusal (parameters, built-in tools) is a 400 before anything is reserved.
   const chatBody = buildChatRequest(clientBody);
   return {
     request: (_body, offering) => ({ ...chatBody, model: offering.upstreamModel }),
-    response: (upstream, clientModel) => translateResponse(clientBody, createdAt, upstream, clientModel),
-    stream: (clientModel) => new ResponsesStream(clientBody, clientModel, createdAt),
+    response: (upstream, clientModel) => translateResponse(clientBody, createdAt, upstream, clientModel, options.requestId),
+    stream: (clientModel) => new ResponsesStream(clientBody, clientModel, createdAt, options.requestId),
     error: mapUpstreamError,
   };
 }
