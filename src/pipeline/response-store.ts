@@ -1,5 +1,5 @@
 /**
- * Stored responses on a route with `response_store: true` (issue 31 item 3; OpenAI's `store`, default
+ * Stored responses on a route with `response_store: true` (issue 31 item 3; the Responses API's `store`, default
  * true, and `previous_response_id`). Before routing: a translated model's previous_response_id is
  * rebuilt from the store into `input` (the earlier turns, that response's input and output, then
  * this request's input), so the upstream receives the whole conversation and bills it as it
@@ -16,7 +16,7 @@ import type { Runtime } from './stage.js';
 
 type Json = Record<string, unknown>;
 
-/** OpenAI's answer to a previous_response_id it does not hold (unknown, another account's, expired). */
+/** The Responses API's answer to a previous_response_id it does not hold (unknown, another account's, expired). */
 function previousNotFound(id: string): GatewayError {
   return new GatewayError('previous_response_not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });
 }

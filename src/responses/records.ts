@@ -29,6 +29,9 @@ interface Row {
   created_at: Date | string; expires_at: Date | string;
 }
 
+/** The shape of a response id (the gateway's `resp_<hex>`, a vendor's); anything else is no response and never reaches SQL. */
+export const RESPONSE_ID = /^[A-Za-z0-9_-]{1,256}$/;
+
 const COLUMNS = 'id, account_id, provider_id, response, input_items, context, created_at, expires_at';
 
 function toRecord(r: Row): StoredResponse {
@@ -60,12 +63,14 @@ export class ResponseRecords {
 
   /** The account's live response `id`, or null (unknown, another account's, or expired). */
   async get(accountId: string, id: string): Promise<StoredResponse | null> {
+    if (!RESPONSE_ID.test(id)) return null;
     const rows = await this.db.query<Row>(`SELECT ${COLUMNS} FROM stored_responses WHERE id = $1 AND account_id = $2 AND expires_at > $3`, [id, accountId, this.clock.now()]);
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
   /** Deletes the account's live response `id`; false when there was none. */
   async delete(accountId: string, id: string): Promise<boolean> {
+    if (!RESPONSE_ID.test(id)) return false;
     const rows = await this.db.query(`DELETE FROM stored_responses WHERE id = $1 AND account_id = $2 AND expires_at > $3 RETURNING id`, [id, accountId, this.clock.now()]);
     return rows.length > 0;
   }

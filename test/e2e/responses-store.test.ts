@@ -35,7 +35,7 @@ describeStore('stored responses', () => {
   for (const model of ['claude-sonnet-4-5', 'gpt-4o-mini']) {
     it(`keeps a response of ${model}, lists its input, chains a second turn and deletes it`, async () => {
       const first = await client.responses.create({ model, input: 'My name is Ada.' });
-      expect(first.store).toBe(true);
+      expect(first).toMatchObject({ store: true });
       expect(await client.responses.retrieve(first.id)).toEqual(JSON.parse(JSON.stringify(first)) as unknown);
       const items = await client.responses.inputItems.list(first.id);
       expect(items.data).toMatchObject([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'My name is Ada.' }] }]);
@@ -72,7 +72,7 @@ describeStore('stored responses', () => {
 
   it('keeps nothing with store: false', async () => {
     const response = await client.responses.create({ model: 'claude-sonnet-4-5', input: 'Forget me', store: false });
-    expect(response.store).toBe(false);
+    expect(response).toMatchObject({ store: false });
     await expect(client.responses.retrieve(response.id)).rejects.toMatchObject({ status: 404 });
   });
 
@@ -86,6 +86,20 @@ describeStore('stored responses', () => {
       .rejects.toMatchObject({ status: 400, code: 'previous_response_not_found' });
     expect(await settled(b)).toEqual(before);
     expect(await client.responses.retrieve(mine.id)).toMatchObject({ id: mine.id });
+  });
+
+  it("keeps a passthrough model's response at the vendor: chained by its owner only, not read back", async () => {
+    const first = await client.responses.create({ model: 'gpt-4o', input: 'My name is Ada.' });
+    const second = await client.responses.create({ model: 'gpt-4o', input: 'What is my name?', previous_response_id: first.id });
+    expect(second.previous_response_id).toBe(first.id);
+    const sent = (await lastUpstream()) as unknown as { path: string; body: Record<string, unknown> };
+    expect([sent.path, sent.body.previous_response_id, sent.body.input]).toEqual(['/v1/responses', first.id, 'What is my name?']);
+    const before = await settled(b);
+    await expect(other.responses.create({ model: 'gpt-4o', input: 'x', previous_response_id: first.id })).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found' });
+    // A passthrough id is no translated model's previous response, and the reverse.
+    await expect(client.responses.create({ model: 'claude-sonnet-4-5', input: 'x', previous_response_id: first.id })).rejects.toMatchObject({ status: 400 });
+    expect(await settled(b)).toEqual(before);
+    await expect(client.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
   });
 
   it('pages input_items with limit, order and after', async () => {

@@ -1,7 +1,7 @@
 /**
- * The stored-response routes answered by the gateway (issue 31 item 3, OpenAI's getResponse,
+ * The stored-response routes answered by the gateway (issue 31 item 3, the Responses API's getResponse,
  * deleteResponse and listInputItems): only the caller's live responses exist; another account's,
- * an unknown or an expired id is OpenAI's 404. A passthrough model's response is kept by its vendor:
+ * an unknown or an expired id is the Responses API's 404. A passthrough model's response is kept by its vendor:
  * the gateway holds only whose it is, so these routes answer it as absent (README "Clients").
  * All free (spec 1).
  */
@@ -17,7 +17,7 @@ function notFound(id: string): GatewayError {
   return new GatewayError('not_found', `Response with id '${id}' not found.`, { param: 'response_id' });
 }
 
-/** The caller's live response kept by the gateway, or OpenAI's 404. */
+/** The caller's live response kept by the gateway, or the Responses API's 404. */
 async function owned(ctx: RequestContext, runtime: Runtime): Promise<StoredResponse> {
   const id = ctx.params.response_id ?? '';
   const record = await responseRecords(runtime).get(ctx.auth!.accountId, id);
@@ -35,7 +35,7 @@ export async function getStoredResponse(ctx: RequestContext, runtime: Runtime): 
   await send(ctx, (await owned(ctx, runtime)).response!);
 }
 
-/** DELETE /v1/responses/{response_id}: gone at once; a second delete is 404, as OpenAI answers it. */
+/** DELETE /v1/responses/{response_id}: gone at once; a second delete is 404, as the Responses API answers it. */
 export async function deleteStoredResponse(ctx: RequestContext, runtime: Runtime): Promise<void> {
   const { id } = await owned(ctx, runtime);
   if (!(await responseRecords(runtime).delete(ctx.auth!.accountId, id))) throw notFound(id);
