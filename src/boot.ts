@@ -22,6 +22,7 @@ import { anyVideoJobDue } from './videos/records.js';
 import { VideoJobs } from './videos/service.js';
 import { MediaOperations } from './pipeline/operation-ids.js';
 import { MessageFiles } from './files/message-files.js';
+import { ResponseRecords } from './responses/records.js';
 import { Ledger } from './ledger/ledger.js';
 import { createLimiter } from './limits/index.js';
 import { AuthCache } from './pipeline/auth-cache.js';
@@ -155,6 +156,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   runtime.urlResolver = opts.resolver;
   const videoDeps = { db, clock, outputs: files.outputs!, settings: () => gateway.settings };
   runtime.videos = new VideoJobs(videoDeps);
+  const responses = new ResponseRecords(db, clock, () => gateway.settings.responses.storeTtlMs);
+  runtime.responses = responses;
   runtime.operations = new MediaOperations({ db, clock, files, outputs: files.outputs!, videos: runtime.videos, required: () => gateway.settings.operationIds.required });
   const jobs = new Jobs(db, (message, fields) => log(message, fields));
   let generation = buildGeneration(gateway, runtime);
@@ -188,6 +191,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   jobs.add({ name: 'video-jobs', schedule: gateway.settings.videoJobs.pollSchedule, due: () => anyVideoJobDue(db, clock.now()), run: async () => ({
     ...await pollVideoJobs({ ...videoDeps, ledger, upstream: runtime.upstream, gateway: () => gateway }),
   }) });
+  // Stored responses (issue 31 item 3): expired ones read as absent at once and are deleted here.
+  jobs.add({ name: 'responses-sweep', schedule: gateway.settings.responses.sweepSchedule, due: () => responses.anyExpired(), run: async () => ({ responses_expired: await responses.sweep() }) });
   await jobs.runNow('hold-sweeper');
 
   const reload = async (): Promise<ManifestError | null> => {

@@ -28,6 +28,8 @@ export const ERROR_TABLE = {
   invalid_api_key: { status: 401, kind: 'authentication' },
   insufficient_balance: { status: 402, kind: 'payment' },
   not_found: { status: 404, kind: 'not_found' },
+  // Stored responses (issue 31 item 3): OpenAI's code for a previous_response_id it does not hold.
+  previous_response_not_found: { status: 400, kind: 'invalid_request' },
   payload_too_large: { status: 413, kind: 'too_large' },
   rate_limited: { status: 429, kind: 'rate_limit' },
   upstream_rate_limited: { status: 429, kind: 'rate_limit' },

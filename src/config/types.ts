@@ -252,6 +252,8 @@ export interface GatewaySettings {
   operationIds: { required: boolean };
   /** `video_jobs:` the background poller of video jobs (spec 4.16). */
   videoJobs: { pollSchedule: string; deadlineMs: number };
+  /** `responses:` stored responses (issue 31 item 3): their lifetime and the sweep deleting expired ones. */
+  responses: { storeTtlMs: number; sweepSchedule: string };
   /** `url_inputs:` the SSRF-safe fetcher's allow list of `host:port` entries (issue 11 item 7). */
   urlInputs: { allowHosts: readonly string[] };
   /** `console:` the account console (issue 13). */

@@ -289,6 +289,19 @@ export interface GatewayConfigManifest {
     deadline_seconds?: number;
   };
   /**
+   * Stored responses of POST /v1/responses (issue 31 item 3): `store` (default true) keeps a translated model's response for its account, readable by GET /v1/responses/{id} and chained by previous_response_id.
+   */
+  responses?: {
+    /**
+     * How long a stored response is kept (default 2592000, 30 days, as OpenAI keeps them); an expired one reads as absent and the sweep deletes it.
+     */
+    store_ttl_seconds?: number;
+    /**
+     * Cron syntax (seconds field first allowed) of the sweep deleting expired stored responses (default hourly: '0 30 * * * *'); POST /admin/jobs/responses-sweep/run runs it now.
+     */
+    sweep_schedule?: string;
+  };
+  /**
    * The account console at /console (issue 13; spec 5.4): sign-up with email verification, sessions, sign-in throttling.
    */
   console?: {
@@ -431,7 +444,10 @@ export interface RouteManifest {
     | 'message-files-delete'
     | 'message-files-content'
     | 'skills-list'
-    | 'videos-get';
+    | 'videos-get'
+    | 'responses-get'
+    | 'responses-delete'
+    | 'responses-input-items';
   schemas?: {
     /**
      * Wire schema of the request body, under schemas/.
@@ -673,6 +689,10 @@ export interface RouteManifest {
    * A request with `container` (or a code execution tool) is a skills execution (spec 4.6): every requirement is checked and its X-Gateway-Operation-ID claimed before anything is reserved; its outputs are published as file_gw_ files after billing.
    */
   skills_execution?: boolean;
+  /**
+   * Stored responses (issue 31 item 3): a request with `store` (default true) keeps its Response for the account (GET /v1/responses/{id}); `previous_response_id` on a translated model rebuilds the conversation from the store, and on a passthrough model is accepted only for the account that created it.
+   */
+  response_store?: boolean;
   /**
    * Temporary files (spec 2, 4.7) a request may name instead of sending the bytes, by body field: the purposes the field accepts and the body field that receives the file's bytes, base64-encoded (the named field is removed). Resolved for the caller's account after auth and before anything is reserved: an unknown or another account's id is 404 file_not_found, a pending one 400 file_not_finalized, an expired one 404 file_expired, another purpose 400 file_purpose_mismatch. Both fields must be properties of the request schema.
    */

@@ -566,6 +566,54 @@ export const ROUTE_TABLE = [
     "file": "routes/rerank.yaml"
   },
   {
+    "id": "responses-delete",
+    "method": "DELETE",
+    "path": "/v1/responses/{response_id}",
+    "format": "openai-responses",
+    "handler": "responses-delete",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "forward"
+    ],
+    "file": "routes/responses-delete.yaml"
+  },
+  {
+    "id": "responses-get",
+    "method": "GET",
+    "path": "/v1/responses/{response_id}",
+    "format": "openai-responses",
+    "handler": "responses-get",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "forward"
+    ],
+    "file": "routes/responses-get.yaml"
+  },
+  {
+    "id": "responses-input-items",
+    "method": "GET",
+    "path": "/v1/responses/{response_id}/input_items",
+    "format": "openai-responses",
+    "handler": "responses-input-items",
+    "upstreams": [],
+    "stream": null,
+    "billable": false,
+    "service_types": [],
+    "stages": [
+      "auth",
+      "forward"
+    ],
+    "file": "routes/responses-input-items.yaml"
+  },
+  {
     "id": "responses",
     "method": "POST",
     "path": "/v1/responses",
@@ -573,7 +621,8 @@ export const ROUTE_TABLE = [
     "handler": "proxy",
     "upstreams": [
       "responses",
-      "chat-completions"
+      "chat-completions",
+      "messages"
     ],
     "stream": "/stream",
     "billable": true,

@@ -154,6 +154,8 @@ export interface RequestContext {
   answered?: boolean;
   /** Run after billing and before the answer is written (e.g. publishing a skills execution's outputs). */
   beforeAnswer: Array<() => Promise<void>>;
+  /** Sees every frame a stream writes to the client, in order (a stored response's final Response, src/pipeline/response-store.ts). */
+  streamTap?: (frames: readonly string[]) => void;
   /** Run when the request fails, before the error is answered; each may replace the error answered. */
   onFailure: Array<(error: unknown) => Promise<unknown>>;
   /** The upstream's answer status, once one arrived (null: none, the outcome is unknown if it was sent). */

@@ -32,7 +32,7 @@ export function prepareDeployment(ctx: RequestContext, deployment: CompiledDeplo
   const format = provider.operations[choice.operation]!.format;
   let prepared = applyParamPolicies(body, choice.params, `model "${offering.id}" on ${ctx.route.manifest.path}`);
   prepared = applyParamPolicies(prepared, offering.params ?? {}, `model "${offering.id}"`);
-  const translator = createTranslator(ctx.route.manifest.format, format, prepared, offering.id, { params: choice.params, usage: provider.operations[choice.operation]!.usage });
+  const translator = createTranslator(ctx.route.manifest.format, format, prepared, offering.id, { params: choice.params, offering, requestId: ctx.requestId, usage: provider.operations[choice.operation]!.usage });
   ctx.model = { offering, provider };
   ctx.upstream = { choice, format };
   ctx.body = prepared;

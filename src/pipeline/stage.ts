@@ -13,6 +13,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Resolver } from '../upstream/fetch/index.js';
 import type { VideoJobs } from '../videos/service.js';
 import type { MediaOperations } from './operation-ids.js';
+import type { ResponseRecords } from '../responses/records.js';
 
 /** Long-lived services the stages use; shared by every configuration generation. */
 export interface Runtime {
@@ -36,6 +37,8 @@ export interface Runtime {
   urlResolver?: Resolver;
   /** Every deployment's circuit, in-flight count and latency (issue 29 item 5), per process. */
   deployments: DeploymentHealth;
+  /** Stored responses (issue 31 item 3; absent in unit tests that need none). */
+  responses?: ResponseRecords;
   /** Credit grants (issue 30); absent: every request reserves and settles on its own. */
   grants?: Grants;
 }

@@ -27,6 +27,8 @@ import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-me
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
 import { createOpenaiResponsesToOpenaiChat } from './openai-responses--openai-chat/index.js';
 import { createOpenaiResponsesToOpenaiResponses } from './openai-responses--openai-responses/index.js';
+import { clientFormat, findClientFormat } from '../formats/index.js';
+import { chainTranslators } from './chain.js';
 import type { Translator, TranslatorFactory, TranslatorOptions } from './types.js';
 
 const TRANSLATORS = new Map<string, TranslatorFactory>([
@@ -59,19 +61,43 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--elevenlabs-sound-generation', createNativeJsonToElevenlabsSoundGeneration],
 ]);
 
+/**
+ * A pair no folder translates, reached through one middle format (issue 31 item 2: responses ->
+ * chat -> messages): `<from>--<middle>` and `<middle>--<to>` both registered, the middle a client
+ * format (its stream terminator ends the inner half), neither half an identity. Looked up for the
+ * pairs routes ask for (checked at boot, src/config/checks.ts); the first middle in registration
+ * order wins, so the choice is stable. Each chain a route uses has its own golden fixtures folder.
+ */
+const CHAINS = new Map<string, TranslatorFactory | null>();
+
+function chainFor(from: string, to: string): TranslatorFactory | null {
+  const pair = `${from}--${to}`;
+  if (CHAINS.has(pair)) return CHAINS.get(pair)!;
+  let found: TranslatorFactory | null = null;
+  for (const [first, outer] of TRANSLATORS) {
+    const [start, middle] = first.split('--') as [string, string];
+    const inner = TRANSLATORS.get(`${middle}--${to}`);
+    if (start !== from || middle === from || middle === to || !inner || !findClientFormat(middle)) continue;
+    found = chainTranslators({ outer, inner, middleDone: clientFormat(middle).streamDoneFrame });
+    break;
+  }
+  CHAINS.set(pair, found);
+  return found;
+}
+
 /** Every registered `<client>--<upstream>` pair (each must have golden fixtures). */
 export function translatorPairs(): string[] {
   return [...TRANSLATORS.keys()];
 }
 
-/** True when a translator exists for the pair. */
+/** True when a translator exists for the pair, directly or through a middle format. */
 export function hasTranslator(clientFormat: string, upstreamFormat: string): boolean {
-  return TRANSLATORS.has(`${clientFormat}--${upstreamFormat}`);
+  return TRANSLATORS.has(`${clientFormat}--${upstreamFormat}`) || chainFor(clientFormat, upstreamFormat) !== null;
 }
 
 /** A fresh translator for one request; a model whose format this route cannot reach is a client error. */
 export function createTranslator(clientFormat: string, upstreamFormat: string, clientBody: Record<string, unknown>, model: string, options: TranslatorOptions = { params: {} }): Translator {
-  const factory = TRANSLATORS.get(`${clientFormat}--${upstreamFormat}`);
+  const factory = TRANSLATORS.get(`${clientFormat}--${upstreamFormat}`) ?? chainFor(clientFormat, upstreamFormat);
   if (!factory) throw new GatewayError('model_not_available', `Model "${model}" cannot be used on this endpoint.`, { param: 'model' });
   return factory(clientBody, options);
 }

@@ -25,6 +25,13 @@ export interface TranslatorOptions {
   params: Readonly<Record<string, ParamPolicy>>;
   /** How the upstream operation reports usage where it differs from its format's norm (issue 32 item 1). */
   usage?: UsageDialect | null;
+  /**
+   * The offering the request is prepared for (its deployment's), when known: a chained translator
+   * (src/translate/chain.ts) builds its middle request with it up front.
+   */
+  offering?: CompiledOffering;
+  /** The gateway's id of the request, for translators that name what they answer after it (a Response's id). */
+  requestId?: string;
 }
 
 /** What one upstream stream event turned into for the client. */

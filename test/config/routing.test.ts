@@ -64,11 +64,11 @@ const REFUSALS: Refusal[] = [
     reason: /^unknown provider "nowhere" \(the providers: anthropic, .*fixture, .*openai.*\)$/,
   },
   {
-    // anthropic serves /v1/chat/completions (its messages operation) but nothing /v1/responses can call.
+    // cohere serves no chat operation at all (anthropic's messages operation now serves /v1/responses too: issue 31 item 2).
     name: 'a deployment whose provider cannot serve a route the offering is reachable on',
-    text: fixture({ chat: ['deployments:', '  - { provider: fixture }', '  - { provider: anthropic, upstream_model: claude-sonnet-4-5 }'] }),
+    text: fixture({ chat: ['deployments:', '  - { provider: fixture }', '  - { provider: cohere, upstream_model: rerank-v3.5 }'] }),
     path: '/offerings/0/deployments/1/provider', line: 16,
-    reason: 'provider anthropic has no operation that serves /v1/responses for this offering (routes/responses.yaml calls: responses, chat-completions)',
+    reason: 'provider cohere has no operation that serves /v1/chat/completions for this offering (routes/chat-completions.yaml calls: chat-completions, messages)',
   },
   {
     name: 'duplicate deployment ids (two defaults alike)',

@@ -83,7 +83,21 @@ export const PARAM_SAMPLE: Record<string, (c: SampleContext) => Promise<Record<s
   'files-content': async (c) => ({ file_id: await seedGeneratedFile(c) }),
   'gateway-files-finalize': async (c) => ({ file_id: (await uploadTempFile(c)).file_id }),
   'videos-get': async (c) => ({ id: await startVideoJob(c) }),
+  'responses-get': async (c) => ({ response_id: await storeResponse(c) }),
+  'responses-delete': async (c) => ({ response_id: await storeResponse(c) }),
+  'responses-input-items': async (c) => ({ response_id: await storeResponse(c) }),
 };
+
+/** A stored response of the account (issue 31 item 3): the responses sample, kept as `store` defaults. */
+export async function storeResponse(c: SampleContext): Promise<string> {
+  await c.t.clearFaults();
+  const res = await send(c.t, {
+    method: 'POST', path: '/v1/responses', body: JSON.stringify(SAMPLE.responses),
+    headers: { authorization: `Bearer ${c.account.key}`, 'content-type': 'application/json' },
+  });
+  if (res.status !== 200) throw new Error(`stored response for a sample: ${res.status} ${res.text}`);
+  return (JSON.parse(res.text) as { id: string }).id;
+}
 
 /**
  * A finished video job of the account (the videos-generations sample), its video_gw_ id: started, then

@@ -122,6 +122,7 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       for (const event of parser.push(decoder.write(chunk))) {
         const step = translator.push(event);
         if (step.error) { failed = step.error; break; }
+        ctx.streamTap?.(step.frames);
         if (step.done) done = true;
         if (preamble.open) {
           for (const frame of step.frames) frames += frame;

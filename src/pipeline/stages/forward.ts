@@ -8,6 +8,7 @@ import { getModel, listModels } from '../local/models.js';
 import { authorizeUpload, finalizeUpload } from '../local/temp-files.js';
 import { listSkills } from '../local/skills.js';
 import { getVideoJob } from '../local/videos.js';
+import { deleteStoredResponse, getStoredResponse, listStoredInputItems } from '../local/responses.js';
 import { deleteMessageFile, downloadMessageFile, getMessageFile, listMessageFilesRoute, uploadMessageFile } from '../local/message-files.js';
 import type { RequestContext } from '../context.js';
 import type { Runtime, Stage } from '../stage.js';
@@ -27,6 +28,9 @@ const LOCAL: Record<Exclude<RouteManifest['handler'], 'proxy'>, LocalHandler> = 
   'message-files-content': downloadMessageFile,
   'skills-list': listSkills,
   'videos-get': getVideoJob,
+  'responses-get': getStoredResponse,
+  'responses-delete': deleteStoredResponse,
+  'responses-input-items': listStoredInputItems,
 };
 
 /** Forwards every route. */

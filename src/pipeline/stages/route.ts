@@ -22,6 +22,7 @@ import { chooseDeployment } from '../../routing/select.js';
 import { prepareDeployment, servingDeployments } from '../deployment.js';
 import { servingPlan, takeClientModels } from '../plan.js';
 import { takesInput } from '../../config/upstream-choice.js';
+import { prepareResponseStore } from '../response-store.js';
 
 /**
  * The offering a request without `model` gets: the first of the route's defaults (cheapest first)
@@ -83,6 +84,8 @@ function stepsBefore(route: CompiledRoute, runtime: Runtime): RouteStep[] {
   // A job route's own rules come first (spec 4.16: what a remix may not carry, and its source).
   const job = jobKindOf(route);
   if (job) steps.push((ctx) => job.service(runtime).prepare(ctx));
+  // Stored responses first: a rebuilt conversation is what every later step and the translator see.
+  if (route.manifest.response_store) steps.push((ctx) => prepareResponseStore(ctx, runtime));
   const policy = route.manifest.file_references;
   if (policy) steps.push((ctx) => resolveFileReferences(ctx, runtime, policy));
   if (route.manifest.file_inputs) steps.push((ctx) => resolveFileInputs(ctx, runtime, route.manifest.file_inputs!));

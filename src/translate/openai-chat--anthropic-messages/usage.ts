@@ -52,14 +52,20 @@ export function readCounters(usage: AnthropicUsage | null | undefined): UsageCou
   return applyUsage(counters, usage) ? counters : null;
 }
 
-/** The chat-completions `usage` object. */
+/**
+ * The chat-completions `usage` object. Cache writes, which OpenAI's shape has no field for, are
+ * reported as `prompt_tokens_details.cache_write_tokens` when there were any (OpenRouter's name), so a
+ * translation chained behind this one (responses -> chat -> messages) reports them too.
+ */
 export function chatUsage(c: UsageCounters): Record<string, unknown> {
   const prompt = c.input + c.cacheWrite + c.cacheRead;
+  const details: Record<string, number> = { cached_tokens: c.cacheRead };
+  if (c.cacheWrite > 0) details.cache_write_tokens = c.cacheWrite;
   return {
     prompt_tokens: prompt,
     completion_tokens: c.output,
     total_tokens: prompt + c.output,
-    prompt_tokens_details: { cached_tokens: c.cacheRead },
+    prompt_tokens_details: details,
     completion_tokens_details: { reasoning_tokens: 0 },
   };
 }

@@ -5,7 +5,8 @@ import type { TokenUsage } from '../types.js';
 /** A chat-completions `usage` object. */
 export interface ChatUsage {
   prompt_tokens?: number; completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
+  /** `cache_write_tokens`: OpenRouter's name for cache writes, which a messages upstream reports through chat. */
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
 }
 
@@ -21,7 +22,7 @@ export function readChatUsage(usage: ChatUsage | null | undefined, dialect?: Usa
     input: usage.prompt_tokens,
     output: usage.completion_tokens ?? 0,
     cachedInput: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWrite: 0,
+    cacheWrite: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
     reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0,
   };
 }

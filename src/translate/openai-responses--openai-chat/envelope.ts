@@ -6,11 +6,16 @@ import { randomUUID } from 'node:crypto';
 import type { TokenUsage } from '../types.js';
 import { isObject, isSet, type Json } from './common.js';
 
-/** Item ids derived from the upstream completion id, so the same answer always gets the same ids. */
+/**
+ * Item ids: derived from the gateway's request id when it is given (unique, so a stored response is
+ * never confused with another account's answer to the same prompt, issue 31 item 3), else from the
+ * upstream completion id, so the same answer always gets the same ids.
+ */
 export class Ids {
   private readonly suffix: string;
-  constructor(chatId: unknown) {
-    this.suffix = typeof chatId === 'string' && chatId !== '' ? chatId.replace(/^chatcmpl-/, '') : randomUUID().replace(/-/g, '');
+  constructor(chatId: unknown, requestId?: string) {
+    const own = requestId?.replace(/^req_/, '');
+    this.suffix = own || (typeof chatId === 'string' && chatId !== '' ? chatId.replace(/^chatcmpl-/, '') : randomUUID().replace(/-/g, ''));
   }
   get response(): string { return `resp_${this.suffix}`; }
   /** The n-th message item (a stream can need a second one when text follows a tool call). */
@@ -105,8 +110,10 @@ export function buildResponse(client: Json, state: ResponseState): Json {
     model: state.model,
     output: state.output,
     parallel_tool_calls: client.parallel_tool_calls ?? true,
-    previous_response_id: null,
-    store: false,
+    // Both as the client sent them: the gateway's response store kept the answer and rebuilt the
+    // previous turns into the input (src/pipeline/response-store.ts); `store` defaults to true, as OpenAI's.
+    previous_response_id: client.previous_response_id ?? null,
+    store: client.store ?? true,
     temperature: client.temperature ?? 1,
     text: { ...text, format: text.format ?? { type: 'text' } },
     tool_choice: client.tool_choice ?? 'auto',

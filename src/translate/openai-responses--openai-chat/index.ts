@@ -24,8 +24,8 @@ export function createOpenaiResponsesToOpenaiChat(clientBody: Record<string, unk
   if (dialect?.stream === 'always') delete chatBody.stream_options;
   return {
     request: (_body, offering) => ({ ...chatBody, model: offering.upstreamModel }),
-    response: (upstream, clientModel) => translateResponse(clientBody, createdAt, upstream, clientModel, dialect),
-    stream: (clientModel) => new ResponsesStream(clientBody, clientModel, createdAt, dialect),
+    response: (upstream, clientModel) => translateResponse(clientBody, createdAt, upstream, clientModel, options.requestId, dialect),
+    stream: (clientModel) => new ResponsesStream(clientBody, clientModel, createdAt, options.requestId, dialect),
     error: mapUpstreamError,
   };
 }

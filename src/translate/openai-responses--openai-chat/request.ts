@@ -15,22 +15,22 @@ const COPIED = ['temperature', 'top_p', 'user', 'safety_identifier', 'prompt_cac
  * Accepted without an upstream counterpart, because they ask for nothing the gateway fails to do:
  * `metadata` is echoed on the Response (chat keeps metadata only for stored completions);
  * `max_tool_calls` caps built-in tool calls, which this translation refuses anyway;
- * `stream_options.include_obfuscation` asks for padding fields the gateway does not add.
+ * `stream_options.include_obfuscation` asks for padding fields the gateway does not add;
+ * `store` and `previous_response_id` are the gateway's own (issue 31 item 3): the response store keeps
+ * the answer, and has already put the previous turns into `input` (src/pipeline/response-store.ts).
  */
-const ECHOED = ['metadata', 'max_tool_calls', 'stream_options'] as const;
+const ECHOED = ['metadata', 'max_tool_calls', 'stream_options', 'store', 'previous_response_id'] as const;
 
 /** Handled below, one by one. */
 const MAPPED = ['model', 'input', 'instructions', 'max_output_tokens', 'stream', 'tools', 'tool_choice', 'parallel_tool_calls', 'text'] as const;
 
 /** Accepted only at the value meaning "off" (what the gateway does); any other value is refused. */
-const ONLY_OFF: Readonly<Record<string, unknown>> = { store: false, background: false, truncation: 'disabled' };
+const ONLY_OFF: Readonly<Record<string, unknown>> = { background: false, truncation: 'disabled' };
 
 const REASONS: Readonly<Record<string, string>> = {
-  store: 'The gateway does not store responses; send store: false or leave it out.',
   background: 'Background responses are not supported for this model.',
   truncation: "truncation: 'auto' is not supported for this model.",
-  previous_response_id: 'previous_response_id needs stored responses, which this model does not support; send the conversation in input.',
-  conversation: 'Conversations need stored responses, which this model does not support; send the conversation in input.',
+  conversation: 'Conversations are not supported for this model; chain responses with previous_response_id or send the conversation in input.',
   prompt: 'Prompt templates are not supported for this model.',
   reasoning: 'This model takes no reasoning controls.',
   include: 'This model cannot include additional output data.',

@@ -23,8 +23,8 @@ function toolCalls(calls: unknown, ids: Ids): ToolCall[] {
 }
 
 /** The client body, normalized usage and generated text for one chat answer. */
-export function translateResponse(client: Json, createdAt: number, upstream: Json, clientModel: string, dialect: UsageDialect | null = null): { body: Json; usage: TokenUsage | null; outputText: string } {
-  const ids = new Ids(upstream.id);
+export function translateResponse(client: Json, createdAt: number, upstream: Json, clientModel: string, requestId?: string, dialect: UsageDialect | null = null): { body: Json; usage: TokenUsage | null; outputText: string } {
+  const ids = new Ids(upstream.id, requestId);
   const choices = Array.isArray(upstream.choices) ? upstream.choices.filter(isObject) : [];
   const choice = choices.find((c) => (c.index ?? 0) === 0) ?? choices[0] ?? {};
   const message = isObject(choice.message) ? choice.message : {};

@@ -44,7 +44,7 @@ export class ResponsesStream implements StreamTranslator {
   private upstreamUsage: unknown = null;
   private readonly delivered = new DeliveredText();
 
-  constructor(private readonly client: Json, private readonly model: string, private readonly createdAt: number, private readonly dialect: UsageDialect | null = null) {}
+  constructor(private readonly client: Json, private readonly model: string, private readonly createdAt: number, private readonly requestId?: string, private readonly dialect: UsageDialect | null = null) {}
 
   push(event: SseEvent): StreamStep {
     this.frames = [];
@@ -84,7 +84,7 @@ export class ResponsesStream implements StreamTranslator {
   /** Opens the Response at the first upstream event. */
   private start(chunk: Json): void {
     if (this.ids) return;
-    this.ids = new Ids(chunk.id);
+    this.ids = new Ids(chunk.id, this.requestId);
     this.serviceTier = chunk.service_tier;
     this.emit('response.created', { response: this.snapshot('in_progress', null, null) });
     this.emit('response.in_progress', { response: this.snapshot('in_progress', null, null) });

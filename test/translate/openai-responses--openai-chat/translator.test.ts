@@ -71,7 +71,7 @@ describe('built-in tools', () => {
 
 describe('refused parameters', () => {
   it.each([
-    ['previous_response_id', 'resp_1'], ['conversation', 'conv_1'], ['background', true], ['store', true],
+    ['conversation', 'conv_1'], ['background', true],
     ['prompt', { id: 'pmpt_1' }], ['reasoning', { effort: 'low' }], ['include', ['reasoning.encrypted_content']],
     ['truncation', 'auto'], ['top_logprobs', 3], ['context_management', [{ type: 'compaction' }]], ['no_such_parameter', 1],
   ])('%s -> unsupported_parameter', (param, value) => {
@@ -84,6 +84,15 @@ describe('refused parameters', () => {
       previous_response_id: null, conversation: null, metadata: { a: '1' }, max_tool_calls: 3, stream_options: { include_obfuscation: false },
     };
     expect(translate(body)).toEqual({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+  });
+
+  // Issue 31 item 3: the gateway's response store keeps the answer and has already put the previous
+  // turns into `input` (src/pipeline/response-store.ts); neither parameter reaches chat completions.
+  it('takes store and previous_response_id, sends neither upstream and echoes both', () => {
+    expect(translate({ ...base, store: true, previous_response_id: 'resp_1' })).toEqual({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const translator = createOpenaiResponsesToOpenaiChat({ ...base, previous_response_id: 'resp_1' }, { params: {}, requestId: 'req_0123abcd' });
+    const answer = translator.response({ id: 'chatcmpl-1', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }, 'gpt-4o-mini');
+    expect(answer.body).toMatchObject({ id: 'resp_0123abcd', store: true, previous_response_id: 'resp_1', output: [{ id: 'msg_0123abcd' }] });
   });
 
   it.each([
