@@ -32,7 +32,7 @@ export function prepareDeployment(ctx: RequestContext, deployment: CompiledDeplo
   const format = provider.operations[choice.operation]!.format;
   let prepared = applyParamPolicies(body, choice.params, `model "${offering.id}" on ${ctx.route.manifest.path}`);
   prepared = applyParamPolicies(prepared, offering.params ?? {}, `model "${offering.id}"`);
-  const translator = createTranslator(ctx.route.manifest.format, format, prepared, offering.id, { params: choice.params });
+  const translator = createTranslator(ctx.route.manifest.format, format, prepared, offering.id, { params: choice.params, offering });
   ctx.model = { offering, provider };
   ctx.upstream = { choice, format };
   ctx.body = prepared;

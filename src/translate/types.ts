@@ -19,8 +19,12 @@ export interface TokenUsage {
 
 export type { ParamPolicy } from '../config/param-policy.js';
 
-/** Per-request options of a translator, from the route manifest. */
-export interface TranslatorOptions { params: Readonly<Record<string, ParamPolicy>>; }
+/** Per-request options of a translator: the route manifest's parameter policies, and the offering. */
+export interface TranslatorOptions {
+  params: Readonly<Record<string, ParamPolicy>>;
+  /** The offering (as the deployment serves it) the request is prepared for: its capabilities are checked before anything is reserved. */
+  offering?: CompiledOffering;
+}
 
 /** What one upstream stream event turned into for the client. */
 export interface StreamStep {

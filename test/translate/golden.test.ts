@@ -94,7 +94,8 @@ for (const pair of pairs) {
         const model = client.model as string;
         const offering = gateway.offerings.get(model)!;
         expect(offering, `fixture model ${model} is in the catalogue`).toBeDefined();
-        const options = existsSync(file('options.json')) ? (json(file('options.json')) as unknown as TranslatorOptions) : { params: {} };
+        // The offering the request is prepared for, as the pipeline passes it (its capabilities, e.g. structured output).
+        const options: TranslatorOptions = { ...(existsSync(file('options.json')) ? (json(file('options.json')) as unknown as TranslatorOptions) : { params: {} }), offering };
         const translator = createTranslator(from, to, client, model, options);
         // Multipart operations (spec 4.8 audio) take the request's file parts and send a FormData.
         expect(describeBody(translator.request(structuredClone(client), offering, clientFiles(file('client-files.json'))))).toEqual(json(file('upstream-request.json')));
