@@ -79,7 +79,7 @@ describeStore('kill -9 mid-stream', () => {
     expect(first.output()).toMatch(/store (embedded PGlite at \S+|PostgreSQL \S+) · limiter in-memory · admin API on · providers: .*simulated/);
     const account = await admin<{ id: string; key: string }>(first, 'POST', '/accounts', { balance_usd: OPENING_USD });
     if (warm) await warmUp(first, account.key);
-    const fault = await fetch(`${first.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 100 } }) });
+    const fault = await fetch(`${first.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 100, answer_words: 4000 } }) // a long story: the natural answer ends in ~2.5 s });
     expect(fault.status).toBeLessThan(300);
 
     const aborter = new AbortController();
