@@ -73,7 +73,7 @@ export const CHAT_MODEL = 'gpt-4o-mini';
 export const TRANSLATED_MODEL = 'claude-haiku-4-5';
 /** The model of the open-streams phase (the simulator holds its streams open). */
 export const OPEN_STREAM_MODEL = 'gpt-4o';
-/** max_tokens of every request (the length of every answer). */
+/** max_tokens of every request: the benchmark prompts' natural replies are longer, so every answer is cut at it. */
 export const MAX_TOKENS = 24;
 /** Clock ticks per second of /proc CPU times. */
 export const CLK_TCK = (() => { try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch { return 100; } })();

@@ -200,7 +200,8 @@ export function compileOfferings(file: string, m: ProviderManifest): OfferingBas
       : { unit: o.billing.unit, per: BigInt(o.billing.per), prices: NO_TOKEN_PRICES, price: priceOf(file, `${at}/price`, o.billing.price), priceText: { [o.billing.unit]: o.billing.price! }, tools: {}, toolText: {} };
     return {
       id: o.id, upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
-      availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true, created: o.created ?? 0,
+      availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true,
+      structuredOutput: o.structured_output === true, created: o.created ?? 0,
       ...tokenLimitsOf(file, index, o), billing,
       skills: knownSkills(file, index, m, o.skills ?? []),
       params: o.params ?? {},

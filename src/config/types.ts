@@ -29,6 +29,8 @@ export interface CompiledOffering {
   enabled: boolean;
   /** Responses-passthrough (spec 4.2): served natively by a responses operation. */
   nativeResponses: boolean;
+  /** The model takes the vendor's structured output (`structured_output:`, issue 31 item 1). */
+  structuredOutput: boolean;
   created: number;
   /** Output tokens the model can produce: the cap a client's max output may not exceed. */
   maxOutputTokens: number;

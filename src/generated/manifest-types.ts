@@ -1257,6 +1257,10 @@ export interface Offering {
    */
   native_responses?: boolean;
   /**
+   * The model takes the vendor's structured output (issue 31 item 1; messages format: `output_config.format`): chat completions' `response_format` json_schema / json_object is translated to it, and the messages route forwards `output_config.format`. Absent or false: either is a 400 naming the model.
+   */
+  structured_output?: boolean;
+  /**
    * Per-parameter policies of this model, applied after the route's (e.g. the voice settings a speech model family refuses, spec 4.8; the sizes and qualities an image model takes, spec 4.14): `unsupported: reject` and a value outside `allow` are a 400 unsupported_parameter naming the model (and the allowed values).
    */
   params?: {

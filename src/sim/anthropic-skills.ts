@@ -155,7 +155,7 @@ async function answerContainer(store: SimFileStore, x: Exchange, req: SimMessage
   }
   const names = skills.map((s) => s.skill.filename);
   const reply = names.length > 0 ? `Created ${names.join(', ')} from: ${sample}` : `This is a simulated reply to: ${sample}`;
-  content.push({ type: 'text', text: reply, citations: null });
+  content.push({ type: 'text', text: reply }); // no `citations`: the API omits it on uncited text
   const outputTokens = countTextTokens(reply) + content.reduce((n, b) => n + (b.type === 'server_tool_use' ? countTextTokens(JSON.stringify(b.input)) : 0), 0);
   const now = Date.now();
   const body: Rec = {

@@ -3,9 +3,9 @@
  * tool call), usage, and the OpenAI JSON / stream-chunk shapes. No I/O; answers are memoised by body.
  */
 import { countChatPromptTokens, countTextTokens } from '../tokenize.js';
-import { answerKey, bodyHash, isRecord, Memo, outputBudget, partsText, sampleObject, sizedReply, slices, splitWords, type Rec } from './text.js';
-
-export { DEFAULT_MAX_TOKENS } from './text.js';
+import { logprobsOf, type SimLogprobs } from './chat-logprobs.js';
+import { chatJsonFormat, jsonAnswer } from './structured.js';
+import { answerKey, bodyHash, fitText, isRecord, Memo, outputBudget, partsText, sampleObject, sizedReply, slices, splitWords, type Rec } from './text.js';
 
 /** The request fields the simulator looks at. */
 export interface SimChatRequest {
@@ -18,6 +18,11 @@ export interface SimChatRequest {
   max_tokens?: number | null;
   max_completion_tokens?: number | null;
   prompt_cache_key?: string;
+  response_format?: unknown;
+  /** Choices to answer (default 1); each is the same deterministic answer. */
+  n?: number | null;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
 }
 
 /** An OpenAI-style 400 reason. */
@@ -42,6 +47,10 @@ export interface SimAnswer {
   content: string | null;
   toolCall: { id: string; name: string; arguments: string } | null;
   finishReason: 'stop' | 'length' | 'tool_calls';
+  /** How many choices the answer has (`n`); usage counts every choice's output tokens. */
+  choices: number;
+  /** Each choice's `logprobs` (null unless the request asked for them). */
+  logprobs: SimLogprobs | null;
   usage: SimUsage;
 }
 
@@ -70,6 +79,14 @@ export function validateChatRequest(body: unknown): SimResult<SimChatRequest> {
   }
   if (body.tools !== undefined && body.tools !== null && !Array.isArray(body.tools)) return err("Invalid 'tools': expected an array.", 'tools');
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') return err("Invalid 'stream': expected a boolean.", 'stream');
+  if (body.n !== undefined && body.n !== null && !(typeof body.n === 'number' && Number.isInteger(body.n) && body.n >= 1 && body.n <= 128)) {
+    return err("Invalid 'n': expected an integer from 1 to 128.", 'n', 'integer_out_of_range');
+  }
+  const top = body.top_logprobs;
+  if (top !== undefined && top !== null && !(typeof top === 'number' && Number.isInteger(top) && top >= 0 && top <= 20)) {
+    return err("Invalid 'top_logprobs': expected an integer from 0 to 20.", 'top_logprobs', 'integer_out_of_range');
+  }
+  if (typeof top === 'number' && top > 0 && body.logprobs !== true) return err("Invalid 'top_logprobs': 'logprobs' must be true when 'top_logprobs' is set.", 'top_logprobs');
   return { ok: true, value: body as unknown as SimChatRequest };
 }
 
@@ -92,13 +109,18 @@ function pickTool(req: SimChatRequest): { name: string; parameters: unknown } | 
   return tools[0]!;
 }
 
-/** The reply text within `budget` tokens (or of exactly `words` words), quoting the last user message. */
+/**
+ * The reply text within `budget` tokens, quoting the last user message: the JSON `response_format`
+ * asks for (issue 31 item 13), else the natural reply, or exactly `words` words (fault answer_words).
+ */
 function chatReply(req: SimChatRequest, budget: number, words: number | undefined): { text: string; tokens: number; cut: boolean } {
   let user = '';
   for (let i = req.messages.length - 1; i >= 0; i--) {
     const m = req.messages[i] as Rec;
     if (m.role === 'user') { user = contentText(m.content); break; }
   }
+  const format = chatJsonFormat(req.response_format);
+  if (format && words === undefined) return fitText(jsonAnswer(format, user), budget);
   return sizedReply(user, budget, words);
 }
 
@@ -121,11 +143,13 @@ function computeAnswer(req: SimChatRequest, rawBody: string, words: number | und
   const systemText = first.role === 'system' || first.role === 'developer' ? contentText(first.content) : '';
   const cachedHit = (typeof req.prompt_cache_key === 'string' && req.prompt_cache_key !== '')
     || (systemText.length > 1024 && countTextTokens(systemText) > 1024);
-  const base = { id: `chatcmpl-sim${hash.slice(0, 24)}`, created: Math.floor(Date.now() / 1000), model: req.model };
-  const usage = (completion: number): SimUsage => ({
+  const choices = req.n ?? 1;
+  const base = { id: `chatcmpl-sim${hash.slice(0, 24)}`, created: Math.floor(Date.now() / 1000), model: req.model, choices };
+  // Every choice is generated and billed, as the vendor reports it: n times one choice's tokens.
+  const usage = (perChoice: number): SimUsage => ({
     prompt_tokens: promptTokens,
-    completion_tokens: completion,
-    total_tokens: promptTokens + completion,
+    completion_tokens: perChoice * choices,
+    total_tokens: promptTokens + perChoice * choices,
     prompt_tokens_details: { cached_tokens: cachedHit ? Math.floor(promptTokens / 2) : 0 },
     completion_tokens_details: { reasoning_tokens: 0 },
   });
@@ -134,12 +158,15 @@ function computeAnswer(req: SimChatRequest, rawBody: string, words: number | und
   if (tool !== null) {
     const args = JSON.stringify(isRecord(tool.parameters) ? sampleObject(tool.parameters, 0) : {});
     const toolCall = { id: `call_sim_${hash.slice(24, 48)}`, name: tool.name, arguments: args };
-    const value: SimAnswer = { ...base, words: [], content: null, toolCall, finishReason: 'tool_calls', usage: usage(countTextTokens(tool.name + args)) };
+    const logprobs = req.logprobs === true ? { content: null, refusal: null } : null;
+    const value: SimAnswer = { ...base, words: [], content: null, toolCall, finishReason: 'tool_calls', logprobs, usage: usage(countTextTokens(tool.name + args)) };
     return { ok: true, value };
   }
   const budget = outputBudget(req.max_tokens ?? req.max_completion_tokens);
   const { text, tokens, cut } = chatReply(req, budget, words);
-  const value: SimAnswer = { ...base, words: splitWords(text), content: text, toolCall: null, finishReason: cut ? 'length' : 'stop', usage: usage(tokens) };
+  const pieces = splitWords(text);
+  const logprobs = req.logprobs === true ? logprobsOf(pieces, req.top_logprobs ?? 0) : null;
+  const value: SimAnswer = { ...base, words: pieces, content: text, toolCall: null, finishReason: cut ? 'length' : 'stop', logprobs, usage: usage(tokens) };
   return { ok: true, value };
 }
 
@@ -149,10 +176,8 @@ export function completionBody(a: SimAnswer, omitUsage: boolean): Rec {
     ? { tool_calls: [{ id: a.toolCall.id, type: 'function', function: { name: a.toolCall.name, arguments: a.toolCall.arguments } }] }
     : {};
   const message = { role: 'assistant', content: a.content, ...toolCalls, refusal: null, annotations: [] };
-  const body: Rec = {
-    id: a.id, object: 'chat.completion', created: a.created, model: a.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: a.finishReason }],
-  };
+  const choices = Array.from({ length: a.choices }, (_, index) => ({ index, message, logprobs: a.logprobs, finish_reason: a.finishReason }));
+  const body: Rec = { id: a.id, object: 'chat.completion', created: a.created, model: a.model, choices };
   if (!omitUsage) body.usage = a.usage;
   body.service_tier = 'default';
   body.system_fingerprint = FINGERPRINT;
@@ -176,9 +201,10 @@ function obfuscation(index: number, deltaLength: number): string {
 
 /**
  * Every server-sent event of the stream in order, each framed as `data: {chunk}\n\n` (without the
- * final `data: [DONE]`): role chunk, content or tool-call chunks, finish chunk, and the usage chunk
- * when `includeUsage`; each chunk ends with its `obfuscation` member when `obfuscate`, as OpenAI's do
- * by default (after `usage`). Chunks are serialised from a shared prefix, so long streams stay cheap.
+ * final `data: [DONE]`): per choice (index 0 to n - 1, one after the other) its role chunk, content
+ * (each with its word's `logprobs` when asked) or tool-call chunks and finish chunk; then the usage
+ * chunk when `includeUsage`; each chunk ends with its `obfuscation` member when `obfuscate`, as
+ * OpenAI's do by default (after `usage`). Chunks are serialised from a shared prefix, so long streams stay cheap.
  */
 export function streamEvents(a: SimAnswer, includeUsage: boolean, obfuscate = false): string[] {
   const head = JSON.stringify({
@@ -187,20 +213,22 @@ export function streamEvents(a: SimAnswer, includeUsage: boolean, obfuscate = fa
   const usageNull = includeUsage ? ',"usage":null' : '';
   let index = 0;
   const end = (inner: string): string => `${obfuscate ? obfuscation(index++, inner.length) : ''}}\n\n`;
-  const event = (delta: Rec, finish: string | null = null) => {
-    const inner = JSON.stringify(delta);
-    return `data: ${head},"choices":[{"index":0,"delta":${inner},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${usageNull}${end(inner)}`;
-  };
   const out: string[] = [];
-  if (a.toolCall) {
-    const { id, name, arguments: args } = a.toolCall;
-    out.push(event({ role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }], refusal: null }));
-    for (const piece of slices(args, 3)) out.push(event({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
-  } else {
-    out.push(event({ role: 'assistant', content: '', refusal: null }));
-    for (const word of a.words) out.push(event({ content: word }));
+  for (let choice = 0; choice < a.choices; choice++) {
+    const event = (delta: Rec, finish: string | null = null, logprobs: unknown = null) => {
+      const inner = JSON.stringify(delta);
+      return `data: ${head},"choices":[{"index":${choice},"delta":${inner},"logprobs":${JSON.stringify(logprobs)},"finish_reason":${JSON.stringify(finish)}}]${usageNull}${end(inner)}`;
+    };
+    if (a.toolCall) {
+      const { id, name, arguments: args } = a.toolCall;
+      out.push(event({ role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }], refusal: null }));
+      for (const piece of slices(args, 3)) out.push(event({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+    } else {
+      out.push(event({ role: 'assistant', content: '', refusal: null }));
+      a.words.forEach((word, i) => out.push(event({ content: word }, null, a.logprobs?.content ? { content: [a.logprobs.content[i]], refusal: null } : null)));
+    }
+    out.push(event({}, a.finishReason));
   }
-  out.push(event({}, a.finishReason));
   if (includeUsage) {
     const usage = JSON.stringify(a.usage);
     out.push(`data: ${head},"choices":[],"usage":${usage}${end(usage)}`);

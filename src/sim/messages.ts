@@ -4,8 +4,9 @@
  * prompt caching is applied. No I/O; answers are memoised by body. Usage and wire shapes: messages-wire.ts.
  */
 import { countTextTokens } from '../tokenize.js';
+import { isOpenObject, jsonAnswer, messagesJsonFormat, promptObject } from './structured.js';
 import {
-  answerKey, bodyHash, isRecord, Memo, outputBudget, partsText, quote, sampleObject, sizedReply, splitWords, webSearchCount, type Rec,
+  answerKey, bodyHash, fitText, isRecord, Memo, outputBudget, partsText, quote, sampleObject, sizedReply, splitWords, webSearchCount, type Rec,
 } from './text.js';
 
 /** The request fields the simulator looks at. */
@@ -19,6 +20,8 @@ export interface SimMessagesRequest {
   stream?: boolean;
   stop_sequences?: string[];
   cache_control?: unknown;
+  /** `format` asks for structured output (`{type: json_schema, schema}`). */
+  output_config?: unknown;
 }
 
 /** A content block of the answer, as it appears in `content`. */
@@ -198,7 +201,8 @@ function computeAnswer(req: SimMessagesRequest, rawBody: string, words: number |
     total_input_tokens: countMessagesInputTokens(req), cache: cacheMarker(req),
   };
   if (picked?.kind === 'tool') {
-    const input = sampleObject(picked.schema);
+    // A tool whose input is any object (the gateway's json_object translation) gets the object the prompt asks for.
+    const input = isOpenObject(picked.schema) ? promptObject(lastUserText(req.messages)) : sampleObject(picked.schema);
     const block: MessagesBlock = { type: 'tool_use', id: `toolu_sim${hash.slice(24, 48)}`, name: picked.name, input, caller: DIRECT };
     const output = countTextTokens(picked.name + JSON.stringify(input));
     return { ok: true, value: { ...base, content: [block], words: [], stop_reason: 'tool_use', output_tokens: output, web_search_requests: 0 } };
@@ -216,7 +220,8 @@ function computeAnswer(req: SimMessagesRequest, rawBody: string, words: number |
     const result = { type: 'web_search_result', url: `https://example.com/sim/${i + 1}`, title: `Simulated result ${i + 1}`, encrypted_content: 'c2lt', page_age: null };
     content.push({ type: 'web_search_tool_result', tool_use_id: id, content: [result], caller: DIRECT });
   }
-  let { text, tokens, cut } = sizedReply(user, outputBudget(req.max_tokens), words);
+  const format = messagesJsonFormat(req.output_config);
+  let { text, tokens, cut } = format && words === undefined ? fitText(jsonAnswer(format, user), outputBudget(req.max_tokens)) : sizedReply(user, outputBudget(req.max_tokens), words);
   let stop: string | null = null;
   for (const seq of req.stop_sequences ?? []) {
     const at = seq === '' ? -1 : text.indexOf(seq);
@@ -226,7 +231,8 @@ function computeAnswer(req: SimMessagesRequest, rawBody: string, words: number |
     text = text.slice(0, text.indexOf(stop));
     tokens = countTextTokens(text);
   }
-  content.push({ type: 'text', text, citations: null });
+  // No `citations` member: the API omits it on uncited text (and @ai-sdk/anthropic 3.x refuses null).
+  content.push({ type: 'text', text });
   const stopReason = stop !== null ? 'stop_sequence' : cut ? 'max_tokens' : 'end_turn';
   return { ok: true, value: { ...base, content, words: textPieces(text), stop_reason: stopReason, stop_sequence: stop, output_tokens: tokens, web_search_requests: searches } };
 }

@@ -5,8 +5,9 @@
  */
 import { countTextTokens } from '../tokenize.js';
 import type { SimRequestError, SimResult } from './chat.js';
+import { jsonAnswer, responsesJsonFormat } from './structured.js';
 import {
-  answerKey, bodyHash, isRecord, Memo, outputBudget, partsText, quote, sampleObject, sizedReply, splitWords, webSearchCount, type Rec,
+  answerKey, bodyHash, fitText, isRecord, Memo, outputBudget, partsText, quote, sampleObject, sizedReply, splitWords, webSearchCount, type Rec,
 } from './text.js';
 
 /** The request fields the simulator looks at (every other field of the body is echoed when known). */
@@ -182,7 +183,9 @@ function computeAnswer(req: SimResponsesRequest, rawBody: string, words: number 
   const user = lastUserText(req.input);
   const count = hasWebSearch(req.tools) && req.tool_choice !== 'none' ? webSearchCount(user) : 0;
   const searches = Array.from({ length: count }, (_, i) => ({ id: `ws_sim${hash.slice(48, 64)}_${i}`, query: quote(user.trim()) }));
-  const { text, tokens, cut } = sizedReply(user, outputBudget(req.max_output_tokens), words);
+  const format = responsesJsonFormat(req.text);
+  const budget = outputBudget(req.max_output_tokens);
+  const { text, tokens, cut } = format && words === undefined ? fitText(jsonAnswer(format, user), budget) : sizedReply(user, budget, words);
   const message = { id: `msg_sim${hash.slice(24, 48)}`, text, words: splitWords(text) };
   return { ok: true, value: { ...base, searches, message, call: null, incomplete: cut, usage: usage(tokens) } };
 }

@@ -5,9 +5,7 @@
 import { createHash } from 'node:crypto';
 import { countTextTokens } from '../tokenize.js';
 
-/** Output budget when the client sets none. */
-export const DEFAULT_MAX_TOKENS = 24;
-/** Hard cap of every output budget. */
+/** Hard cap of every output budget (also the budget when the client sets none). */
 export const MAX_OUTPUT_TOKENS = 4096;
 /** Characters of the user text quoted in the reply (and used as a web-search query). */
 const QUOTE_CHARS = 200;
@@ -19,63 +17,84 @@ export const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !==
 export const splitWords = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
 /** Hex SHA-256 of a request body; seeds every id of its answer. */
 export const bodyHash = (raw: string): string => createHash('sha256').update(raw).digest('hex');
-/** The effective output budget: the client's value (or the default) capped at `MAX_OUTPUT_TOKENS`. */
-export const outputBudget = (requested: number | null | undefined): number => Math.min(requested ?? DEFAULT_MAX_TOKENS, MAX_OUTPUT_TOKENS);
+/** The effective output budget: the client's value capped at `MAX_OUTPUT_TOKENS` (the cap when it sets none). */
+export const outputBudget = (requested: number | null | undefined): number => Math.min(requested ?? MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS);
 /** The first `QUOTE_CHARS` characters (code points) of a text. */
 export const quote = (text: string): string => Array.from(text).slice(0, QUOTE_CHARS).join('');
 
-/** A deterministic value satisfying a JSON-schema property (required properties of objects are filled in). */
-export function sampleValue(schema: unknown, depth = 0): unknown {
-  if (!isRecord(schema)) return 'sim';
+/**
+ * A deterministic value satisfying a JSON-schema property (required properties of objects are filled
+ * in; `anyOf`/`oneOf` take their first branch that is not null, `allOf` its first, a local `$ref`
+ * resolves against `root`'s `$defs` / `definitions`; arrays get `minItems` items).
+ */
+export function sampleValue(schema: unknown, depth = 0, root: unknown = schema): unknown {
+  if (!isRecord(schema) || depth > 16) return 'sim';
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if (typeof schema.$ref === 'string') return sampleValue(resolveRef(root, schema.$ref), depth + 1, root);
+  const branches = [schema.anyOf, schema.oneOf, schema.allOf].find(Array.isArray) as unknown[] | undefined;
+  if (branches && branches.length > 0) {
+    const branch = branches.find((b) => !(isRecord(b) && b.type === 'null')) ?? branches[0];
+    return sampleValue(branch, depth + 1, root);
+  }
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   switch (type) {
     case 'number': case 'integer': return 1;
     case 'boolean': return true;
-    case 'array': return [];
+    case 'array': {
+      const count = typeof schema.minItems === 'number' ? Math.min(schema.minItems, 3) : 0;
+      return Array.from({ length: count }, () => sampleValue(schema.items, depth + 1, root));
+    }
     case 'null': return null;
-    case 'object': return depth < 8 ? sampleObject(schema, depth + 1) : {};
+    case 'object': return depth < 8 ? sampleObject(schema, depth + 1, root) : {};
     default: return 'sim';
   }
 }
 
+/** The schema a local `$ref` (`#/$defs/x`, `#/definitions/x`, `#`) names in `root`; undefined when it names none. */
+function resolveRef(root: unknown, ref: string): unknown {
+  if (!ref.startsWith('#')) return undefined;
+  let at: unknown = root;
+  for (const part of ref.slice(1).split('/').filter((p) => p !== '')) at = isRecord(at) ? at[part.replaceAll('~1', '/').replaceAll('~0', '~')] : undefined;
+  return at;
+}
+
 /** An object with every required property of `schema` filled in by `sampleValue`. */
-export function sampleObject(schema: unknown, depth = 0): Rec {
+export function sampleObject(schema: unknown, depth = 0, root: unknown = schema): Rec {
   const out: Rec = {};
   if (!isRecord(schema)) return out;
   const props = isRecord(schema.properties) ? schema.properties : {};
   const required = Array.isArray(schema.required) ? schema.required : [];
-  for (const name of required) if (typeof name === 'string') out[name] = sampleValue(props[name], depth);
+  for (const name of required) if (typeof name === 'string') out[name] = sampleValue(props[name], depth, root);
   return out;
 }
 
+/** The sentence every natural reply ends with (issue 31 item 13: a short answer, not max_tokens of filler). */
+const CLOSING = '. The built-in simulator answers every request deterministically, with a short reply and exact usage.';
+
+/** The whole natural reply to `userText` (trimmed, quoted up to 200 characters). */
+export const naturalReply = (userText: string): string => `This is a simulated reply to: ${quote(userText.trim())}${CLOSING}`;
+
 /**
- * The reply `This is a simulated reply to: <user text>` within `budget` tokens: padded with " lorem"
- * to exactly `budget` tokens when the sentence fits (`cut` false), otherwise its longest word prefix
- * that fits (`cut` true). `userText` is trimmed and quoted up to 200 characters.
+ * A text within `budget` tokens: whole when it fits (`cut` false; a natural stop, issue 31 item 13:
+ * answers no longer fill max_tokens), otherwise its longest word prefix that fits (`cut` true).
  */
-export function replyText(userText: string, budget: number): { text: string; tokens: number; cut: boolean } {
-  const sentence = splitWords(`This is a simulated reply to: ${quote(userText.trim())}`);
-  const base = sentence.join('');
-  const baseTokens = countTextTokens(base);
-  if (baseTokens <= budget) {
-    // Each filler is its own pre-token, so counts add up; the loop only guards that assumption.
-    for (let fillers = budget - baseTokens; ; fillers--) {
-      const text = base + FILLER.repeat(fillers);
-      const tokens = fillers === 0 ? baseTokens : countTextTokens(text);
-      if (tokens <= budget) return { text, tokens, cut: false };
-    }
-  }
+export function fitText(whole: string, budget: number): { text: string; tokens: number; cut: boolean } {
+  const wholeTokens = countTextTokens(whole);
+  if (wholeTokens <= budget) return { text: whole, tokens: wholeTokens, cut: false };
+  const pieces = splitWords(whole);
   let lo = 0;
-  let hi = sentence.length - 1; // largest k whose prefix fits; k = 0 (empty) always does
+  let hi = pieces.length - 1; // largest k whose prefix fits; k = 0 (empty) always does
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (countTextTokens(sentence.slice(0, mid).join('')) <= budget) lo = mid; else hi = mid - 1;
+    if (countTextTokens(pieces.slice(0, mid).join('')) <= budget) lo = mid; else hi = mid - 1;
   }
-  const text = sentence.slice(0, lo).join('');
+  const text = pieces.slice(0, lo).join('');
   return { text, tokens: countTextTokens(text), cut: true };
 }
+
+/** The natural reply (`naturalReply`) within `budget` tokens (`fitText`). */
+export const replyText = (userText: string, budget: number): { text: string; tokens: number; cut: boolean } => fitText(naturalReply(userText), budget);
 
 /**
  * The reply of fault `answer_words`: exactly `count` words, the first words of `This is a simulated

@@ -26,7 +26,8 @@ export interface TranslatorOptions {
   /** How the upstream operation reports usage where it differs from its format's norm (issue 32 item 1). */
   usage?: UsageDialect | null;
   /**
-   * The offering the request is prepared for (its deployment's), when known: a chained translator
+   * The offering the request is prepared for (its deployment's), when known: its capabilities are
+   * checked before anything is reserved (structured output), and a chained translator
    * (src/translate/chain.ts) builds its middle request with it up front.
    */
   offering?: CompiledOffering;

@@ -7,7 +7,7 @@ import type { CompiledOffering, TokenPrices } from '../../src/config/types.js';
 function offering(prices: Partial<TokenPrices>, per = 1_000_000n): CompiledOffering {
   const input = prices.input ?? 150_000_000n;
   return {
-    id: 'm', upstreamModel: 'm', providerId: 'p', serviceType: 'CHAT', availability: 'available', enabled: true, nativeResponses: false, created: 0, skills: new Set(),
+    id: 'm', upstreamModel: 'm', providerId: 'p', serviceType: 'CHAT', availability: 'available', enabled: true, nativeResponses: false, structuredOutput: false, created: 0, skills: new Set(),
     maxOutputTokens: 16384, contextWindow: 128000, deployments: [], fallbacks: [], contextWindowFallbacks: [], contentPolicyFallbacks: [], routing: DEFAULT_ROUTING, continuation: null,
     billing: { unit: 'token', per, price: 0n, prices: { input, output: prices.output ?? 600_000_000n, cachedInput: prices.cachedInput ?? input, cacheWrite: prices.cacheWrite ?? input, imageInput: prices.imageInput ?? input }, priceText: {}, tools: {}, toolText: {} },
   };

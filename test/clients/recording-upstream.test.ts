@@ -72,14 +72,21 @@ describe.runIf(storeKind === 'pglite')('client libraries through the gateway to 
 
   it.skipIf(pending('item-1'))('item 1: LangChain withStructuredOutput (jsonSchema, jsonMode) on ChatOpenAI with a Claude model', async () => {
     const chat = new ChatOpenAI({ model: 'claude-sonnet-4-5', apiKey: g.account.key, configuration: { baseURL: `${g.url}/v1` }, maxRetries: 0 });
-    for (const method of ['jsonSchema', 'jsonMode'] as const) {
-      // includeRaw: the mock's example text is not the schema's JSON; the raw message still arrives.
-      const { result, requests } = await recorded(1, () => chat.withStructuredOutput(schema, { method, includeRaw: true }).invoke('Weather in Paris as JSON with keys city and celsius'));
-      expect(result.raw.content, method).toBeDefined();
-      const sent = JSON.stringify(requests[0]!.body);
-      expect(sent, method).toMatch(/claude-sonnet-4-5-20250929/);
-      if (method === 'jsonSchema') expect(sent).toMatch(/celsius/); // the schema reached the vendor in some form
-    }
+    // jsonSchema: LangChain parses the answer inside the openai SDK's chat.completions.parse, before
+    // includeRaw can keep it, and the mock answers its spec's example text, which is not JSON: the
+    // call fails on that text after the vendor received (and validated) the request.
+    const strict = await recorded(1, () => chat.withStructuredOutput(schema, { method: 'jsonSchema', includeRaw: true }).invoke('Weather in Paris as JSON').catch((e: unknown) => e));
+    expect(String(strict.result)).toMatch(/is not valid JSON/);
+    expect(strict.requests[0]!.body).toMatchObject({
+      model: 'claude-sonnet-4-5-20250929',
+      output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' }, celsius: { type: 'number' } }, additionalProperties: false } } },
+    });
+    // jsonMode: includeRaw keeps the raw message (the mock's example text is not the JSON asked for).
+    const loose = await recorded(1, () => chat.withStructuredOutput(schema, { method: 'jsonMode', includeRaw: true }).invoke('Weather in Paris as JSON with keys city and celsius'));
+    expect(loose.result.raw.content).toBeDefined();
+    expect(loose.requests[0]!.body).toMatchObject({
+      model: 'claude-sonnet-4-5-20250929', tools: [{ name: 'json_object', input_schema: { type: 'object' } }], tool_choice: { type: 'tool', name: 'json_object' },
+    });
   });
 
   it.skipIf(pending('item-1'))('item 1: the AI SDK generateObject on openai.chat(claude-sonnet-4-5): the json_schema reaches the vendor valid', async () => {

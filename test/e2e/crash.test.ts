@@ -79,7 +79,8 @@ describeStore('kill -9 mid-stream', () => {
     expect(first.output()).toMatch(/store (embedded PGlite at \S+|PostgreSQL \S+) · limiter in-memory · admin API on · providers: .*simulated/);
     const account = await admin<{ id: string; key: string }>(first, 'POST', '/accounts', { balance_usd: OPENING_USD });
     if (warm) await warmUp(first, account.key);
-    const fault = await fetch(`${first.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 100 } }) });
+    // answer_words: a long story (the simulator's natural answer would end in about 2.5 s at this pace).
+    const fault = await fetch(`${first.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 100, answer_words: 4000 } }) });
     expect(fault.status).toBeLessThan(300);
 
     const aborter = new AbortController();

@@ -18,7 +18,8 @@ describeStore('long streams and the hold sweeper', () => {
   afterAll(async () => { await t?.dispose(); });
 
   it('settles a 3-second stream against its own hold with a 1-second hold lifetime', async () => {
-    await t.fault({ chunk_delay_ms: 50, times: 1 });
+    // answer_words: a 60-word answer (the simulator's natural one is shorter), 3 s at 50 ms a chunk.
+    await t.fault({ chunk_delay_ms: 50, answer_words: 60, times: 1 });
     const res = await postChat(a, { model: 'gpt-4o-mini', stream: true, max_tokens: 60, messages: [{ role: 'user', content: 'a long stream' }] });
     const requestId = res.headers.get('x-request-id')!;
     const { done } = await readSse(res);

@@ -75,7 +75,7 @@ postgresOnly('two gateway processes on one PostgreSQL and one Redis', () => {
 
     it('drains on SIGTERM: the stream in flight completes and is billed, then the process exits 0', async () => {
       const acct = await admin<{ id: string; key: string }>(a, 'POST', '/accounts', { balance_usd: '1' });
-      await fetch(`${a.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 40, times: 1 } }) });
+      await fetch(`${a.simUrl}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fault: { chunk_delay_ms: 40, answer_words: 40, times: 1 } }) });
       const res = await chat(a, acct.key, { stream: true, max_tokens: 40 });
       expect(res.status).toBe(200);
       const reader = res.body!.getReader();

@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countMessagesInputTokens } from '../../src/sim/messages.js';
 import { startSimulator, type SimFault, type Simulator } from '../../src/sim/server.js';
+import { countTextTokens } from '../../src/tokenize.js';
 import { simCall } from './helpers.js';
 
 let sim: Simulator;
@@ -22,9 +23,10 @@ const idless = (m: any) => ({ ...m, id: '', content: m.content.map((b: any) => (
 
 describe('the Anthropic SDK against the simulator', () => {
   it('creates and streams the same message, usage included', async () => {
-    const params = { model: 'claude-x', max_tokens: 30, messages: [{ role: 'user' as const, content: 'please search twice' }], tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }] };
+    const params = { model: 'claude-x', max_tokens: 64, messages: [{ role: 'user' as const, content: 'please search twice' }], tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }] };
     const json = await client.messages.create(params);
-    expect(json.usage).toMatchObject({ input_tokens: countMessagesInputTokens(params), output_tokens: 30, server_tool_use: { web_search_requests: 2 } });
+    const text = (json.content.at(-1) as { text: string }).text;
+    expect(json.usage).toMatchObject({ input_tokens: countMessagesInputTokens(params), output_tokens: countTextTokens(text), server_tool_use: { web_search_requests: 2 } });
     const texts: string[] = [];
     const final = await client.messages.stream(params).on('text', (t) => texts.push(t)).finalMessage();
     expect(idless(final)).toEqual({ ...idless(json), parsed_output: null }); // parsed_output: added by the SDK's stream helper

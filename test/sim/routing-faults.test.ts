@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countMessagesInputTokens } from '../../src/sim/messages.js';
 import { RequestLog } from '../../src/sim/request-log.js';
 import { startSimulator, type SimFault, type Simulator } from '../../src/sim/server.js';
+import { naturalReply, splitWords } from '../../src/sim/text.js';
 import { countTextTokens } from '../../src/tokenize.js';
 import { parseNamedSse, simCall, streamNamed } from './helpers.js';
 
@@ -215,7 +216,7 @@ describe('stream content faults', () => {
     const m = (await messages({ model: 'm', max_tokens: 6, messages: user('hi'), stream: true })).text.split('\n\n');
     expect(m[4]).toBe('event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text": oops');
     expect(m.at(-2)).toMatch(/^event: message_stop/);
-    const r = (await responses({ stream: true, max_output_tokens: 12 })).text.split('\n\n');
+    const r = (await responses({ stream: true, max_output_tokens: 64 })).text.split('\n\n');
     expect(r[4]).toBe('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta": oops');
     expect(r.at(-2)).toMatch(/^event: response\.completed/);
   });
@@ -358,7 +359,8 @@ describe('sized answers', () => {
     expect(r.at(-1)!.data.response.status).toBe('completed');
   });
 
-  it('without the fault, a one-word prompt like "hi" gives max_tokens - 1 content events', async () => {
-    for (const n of [40, 60]) expect(deltas(chatText((await chat({ stream: true, max_tokens: n + 1 })).text))).toHaveLength(n);
+  it('without the fault, an answer stops at its natural length whatever max_tokens allows (issue 31 item 13)', async () => {
+    const natural = splitWords(naturalReply('hi'));
+    for (const n of [40, 60, 4096]) expect(deltas(chatText((await chat({ stream: true, max_tokens: n })).text))).toEqual(natural);
   });
 });

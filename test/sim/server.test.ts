@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
+import { naturalReply } from '../../src/sim/text.js';
 import { countChatPromptTokens, countTextTokens } from '../../src/tokenize.js';
 
 let sim: Simulator;
@@ -40,13 +41,16 @@ describe('chat completions (JSON)', () => {
     const choice = res.choices[0]!;
     expect(choice.message.role).toBe('assistant');
     expect(choice.message.refusal).toBeNull();
-    expect(choice.message.content).toMatch(/^This is a simulated reply to: Hi there( lorem)+$/);
+    // A natural-length answer (issue 31 item 13), not max_tokens of filler.
+    expect(choice.message.content).toBe(naturalReply('Hi there'));
+    expect(choice.message.content).toMatch(/^This is a simulated reply to: Hi there\. /);
     expect(choice.finish_reason).toBe('stop');
+    const completion = countTextTokens(naturalReply('Hi there'));
+    expect(completion).toBeLessThan(40);
     expect(res.usage).toEqual({
-      prompt_tokens: countChatPromptTokens(messages), completion_tokens: 24, total_tokens: countChatPromptTokens(messages) + 24,
+      prompt_tokens: countChatPromptTokens(messages), completion_tokens: completion, total_tokens: countChatPromptTokens(messages) + completion,
       prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 },
     });
-    expect(countTextTokens(choice.message.content!)).toBe(24);
     expect(sim.requests).toBe(1);
   });
 
@@ -59,20 +63,25 @@ describe('chat completions (JSON)', () => {
     expect(b.usage).toEqual(a.usage);
   });
 
-  it('respects max_tokens / max_completion_tokens and caps at 4096', async () => {
+  it('cuts at max_tokens / max_completion_tokens, and otherwise stops by itself', async () => {
     const cut = await client.chat.completions.create({ model: 'm', messages: user('Hi'), max_tokens: 3 });
     expect(cut.choices[0]!.message.content).toBe('This is a');
     expect(cut.choices[0]!.finish_reason).toBe('length');
     expect(cut.usage!.completion_tokens).toBe(3);
-    const long = await client.chat.completions.create({ model: 'm', messages: user('Hi'), max_completion_tokens: 40 });
-    expect([long.usage!.completion_tokens, long.choices[0]!.finish_reason]).toEqual([40, 'stop']);
-    const huge = await client.chat.completions.create({ model: 'm', messages: user('Hi'), max_tokens: 100_000 });
-    expect(huge.usage!.completion_tokens).toBe(4096);
+    const natural = countTextTokens(naturalReply('Hi'));
+    const long = await client.chat.completions.create({ model: 'm', messages: user('Hi'), max_completion_tokens: natural });
+    expect([long.usage!.completion_tokens, long.choices[0]!.finish_reason]).toEqual([natural, 'stop']);
+    const short = await client.chat.completions.create({ model: 'm', messages: user('Hi'), max_completion_tokens: natural - 1 });
+    expect(short.choices[0]!.finish_reason).toBe('length');
+    for (const max_tokens of [4096, 100_000]) {
+      const huge = await client.chat.completions.create({ model: 'm', messages: user('Hi'), max_tokens });
+      expect([huge.usage!.completion_tokens, huge.choices[0]!.finish_reason]).toEqual([natural, 'stop']);
+    }
   });
 
   it('quotes at most 200 characters of the last user message', async () => {
     const res = await client.chat.completions.create({ model: 'm', messages: user('x'.repeat(500)), max_tokens: 4000 });
-    expect(res.choices[0]!.message.content).toContain(`to: ${'x'.repeat(200)} lorem`);
+    expect(res.choices[0]!.message.content).toContain(`to: ${'x'.repeat(200)}. The built-in`);
   });
 
   it('reports cached tokens for prompt_cache_key or a long system prompt', async () => {

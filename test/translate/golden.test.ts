@@ -94,7 +94,7 @@ for (const pair of pairs) {
         const model = client.model as string;
         const offering = gateway.offerings.get(model)!;
         expect(offering, `fixture model ${model} is in the catalogue`).toBeDefined();
-        // The offering the request is prepared for, as the pipeline passes it (a chained translator needs it).
+        // The offering the request is prepared for, as the pipeline passes it (its capabilities; a chained translator needs it).
         const options: TranslatorOptions = { ...(existsSync(file('options.json')) ? (json(file('options.json')) as unknown as TranslatorOptions) : { params: {} }), offering };
         const translator = createTranslator(from, to, client, model, options);
         // Multipart operations (spec 4.8 audio) take the request's file parts and send a FormData.

@@ -6,7 +6,7 @@ import type { CompiledOffering } from '../../src/config/types.js';
 
 function offering(prices: { input: bigint; output: bigint; cachedInput: bigint; cacheWrite: bigint; imageInput?: bigint }): CompiledOffering {
   return {
-    id: 'm', upstreamModel: 'm', providerId: 'p', serviceType: 'CHAT', availability: 'available', enabled: true, nativeResponses: false, created: 0, maxOutputTokens: 100, contextWindow: 1000, skills: new Set(),
+    id: 'm', upstreamModel: 'm', providerId: 'p', serviceType: 'CHAT', availability: 'available', enabled: true, nativeResponses: false, structuredOutput: false, created: 0, maxOutputTokens: 100, contextWindow: 1000, skills: new Set(),
     deployments: [], fallbacks: [], contextWindowFallbacks: [], contentPolicyFallbacks: [], routing: DEFAULT_ROUTING, continuation: null,
     billing: { unit: 'token', per: 1_000_000n, price: 0n, prices: { ...prices, imageInput: prices.imageInput ?? prices.input }, priceText: {}, tools: {}, toolText: {} },
   };

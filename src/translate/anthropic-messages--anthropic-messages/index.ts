@@ -13,6 +13,7 @@ import { formatSse, type SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage, Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError, upstreamMessage } from '../upstream-error.js';
 import { DeliveredText } from '../delivered.js';
+import { checkOutputSchema, requireStructuredOutput } from '../anthropic-output-format.js';
 
 /** The vendor's usage object (message, message_start and message_delta carry parts of it). */
 export interface MessagesUsage {
@@ -86,8 +87,28 @@ export function mapMessagesError(status: number, body: unknown, headers: Record<
   return mapUpstreamError(status === 529 ? 503 : status, body, headers);
 }
 
+/**
+ * Structured output, forwarded as sent (`output_config.format`, and the deprecated beta `output_format`
+ * of the same shape): only to an offering that takes it (`structured_output: true`), and only with a
+ * schema the vendor accepts (anthropic-output-format.ts), else a 400 before anything is reserved.
+ */
+function checkStructuredOutput(body: Record<string, unknown>, offering: CompiledOffering | undefined): void {
+  const config = body.output_config as { format?: unknown } | null | undefined;
+  const formats: Array<[string, unknown]> = [['output_config.format', config?.format], ['output_format', body.output_format]];
+  for (const [param, format] of formats) {
+    if (format === undefined || format === null) continue;
+    requireStructuredOutput(offering, param);
+    const { type, schema } = format as { type?: unknown; schema?: unknown };
+    if (type !== 'json_schema' || typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+      throw new GatewayError('invalid_request', `${param}: expected {"type": "json_schema", "schema": {...}}.`, { param });
+    }
+    checkOutputSchema(schema, param);
+  }
+}
+
 /** Creates the passthrough translator for one request. */
-export function createAnthropicMessagesToAnthropicMessages(clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
+export function createAnthropicMessagesToAnthropicMessages(clientBody: Record<string, unknown>, options: TranslatorOptions): Translator {
+  checkStructuredOutput(clientBody, options.offering);
   return {
     request: (body: Record<string, unknown>, offering: CompiledOffering) => ({ ...body, model: offering.upstreamModel }),
     response(upstream, clientModel) {

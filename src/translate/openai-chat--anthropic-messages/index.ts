@@ -19,14 +19,15 @@ export function anthropicError(status: number, body: unknown, headers: Record<st
 }
 
 /** Creates the openai-chat--anthropic-messages translator for one request. */
-export function createOpenaiChatToAnthropicMessages(clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
-  checkParams(clientBody);
+export function createOpenaiChatToAnthropicMessages(clientBody: Record<string, unknown>, options: TranslatorOptions): Translator {
+  // Structured output is checked against the offering the request is prepared for (its YAML flag).
+  const jsonObject = checkParams(clientBody, options.offering).mode === 'object';
   const streamOptions = clientBody.stream_options as { include_usage?: unknown } | null | undefined;
   const clientWantsUsage = streamOptions?.include_usage === true;
   return {
-    request: (body, offering) => toAnthropicRequest(body, offering.upstreamModel),
-    response: toChatCompletion,
-    stream: (clientModel) => new AnthropicToChatStream(clientModel, clientWantsUsage),
+    request: (body, offering) => toAnthropicRequest(body, offering),
+    response: (upstream, clientModel) => toChatCompletion(upstream, clientModel, jsonObject),
+    stream: (clientModel) => new AnthropicToChatStream(clientModel, clientWantsUsage, jsonObject),
     error: anthropicError,
   };
 }

@@ -3,15 +3,17 @@
  * carried, accepted because its value changes nothing (e.g. `n: 1`), or refused with
  * `unsupported_parameter`: nothing is silently dropped or clamped. Messages and tools: messages.ts.
  */
+import type { CompiledOffering } from '../../config/types.js';
 import { invalid, unsupported } from './errors.js';
 import { toAnthropicMessages, toAnthropicToolChoice, toAnthropicTools } from './messages.js';
+import { responseFormatPlan, type ResponseFormatPlan } from './response-format.js';
 
 type Body = Record<string, unknown>;
 
 /** Parameters this file carries upstream (or consumes, like `stream_options`). */
 const CARRIED = new Set([
   'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p',
-  'stop', 'user', 'safety_identifier', 'tools', 'tool_choice', 'parallel_tool_calls',
+  'stop', 'user', 'safety_identifier', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format',
 ]);
 
 function isEmptyObject(value: unknown): boolean {
@@ -26,7 +28,6 @@ const NEUTRAL: Record<string, { ok: (value: unknown) => boolean; why: string }> 
   presence_penalty: { ok: (v) => v === 0, why: 'this model has no presence penalty' },
   frequency_penalty: { ok: (v) => v === 0, why: 'this model has no frequency penalty' },
   logit_bias: { ok: isEmptyObject, why: 'this model does not accept token biases' },
-  response_format: { ok: (v) => (v as { type?: unknown }).type === 'text', why: 'this model only produces plain text ("response_format" must be {"type":"text"})' },
   modalities: { ok: (v) => Array.isArray(v) && v.length === 1 && v[0] === 'text', why: 'this model only produces text ("modalities" must be ["text"])' },
   store: { ok: (v) => v === false, why: 'completions are not stored' },
   metadata: { ok: isEmptyObject, why: 'completions are not stored, so they carry no metadata' },
@@ -42,8 +43,11 @@ const HINTS: Record<string, string> = {
   web_search_options: 'web search is not available for this model on this endpoint',
 };
 
-/** Refuses every top-level parameter that cannot be represented upstream (null counts as absent). */
-export function checkParams(body: Body): void {
+/**
+ * Refuses every top-level parameter that cannot be represented upstream (null counts as absent), and
+ * returns what `response_format` asks (structured output only where `offering` takes it: response-format.ts).
+ */
+export function checkParams(body: Body, offering: CompiledOffering | undefined): ResponseFormatPlan {
   for (const [name, value] of Object.entries(body)) {
     if (value === null || value === undefined || CARRIED.has(name)) continue;
     const neutral = NEUTRAL[name];
@@ -59,6 +63,7 @@ export function checkParams(body: Body): void {
   if (typeof user === 'string' && typeof safety === 'string' && user !== safety) {
     throw unsupported('user', 'this model takes one end-user identifier; send "safety_identifier" alone');
   }
+  return responseFormatPlan(body, offering);
 }
 
 function maxTokens(body: Body): number {
@@ -74,9 +79,10 @@ function stopSequences(stop: unknown): string[] | null {
   return null;
 }
 
-/** The Messages request body for `body`, sent to `upstreamModel`. */
-export function toAnthropicRequest(body: Body, upstreamModel: string): Body {
-  checkParams(body);
+/** The Messages request body for `body`, sent to the offering's upstream model. */
+export function toAnthropicRequest(body: Body, offering: CompiledOffering): Body {
+  const format = checkParams(body, offering);
+  const upstreamModel = offering.upstreamModel;
   const { system, messages } = toAnthropicMessages(body.messages);
   const out: Body = { model: upstreamModel, max_tokens: maxTokens(body), messages };
   if (system !== null) out.system = system;
@@ -93,5 +99,10 @@ export function toAnthropicRequest(body: Body, upstreamModel: string): Body {
   if (tools) out.tools = tools;
   const toolChoice = toAnthropicToolChoice(body.tool_choice, body.parallel_tool_calls, tools !== null);
   if (toolChoice) out.tool_choice = toolChoice;
+  if (format.mode === 'schema') out.output_config = format.outputConfig;
+  if (format.mode === 'object') {
+    out.tools = [format.tool];
+    out.tool_choice = format.toolChoice;
+  }
   return out;
 }

@@ -4,6 +4,7 @@
  * and usage with the cache counters counted in `prompt_tokens`.
  */
 import type { TokenUsage } from '../types.js';
+import { JSON_OBJECT_TOOL } from './response-format.js';
 import { type AnthropicUsage, chatUsage, finishReason, readCounters, tokenUsage } from './usage.js';
 
 interface AnthropicBlock { type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown }
@@ -13,8 +14,12 @@ export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
 
-/** The chat-completion body, the normalized usage and the generated text. */
-export function toChatCompletion(upstream: Record<string, unknown>, clientModel: string): { body: Record<string, unknown>; usage: TokenUsage | null; outputText: string } {
+/**
+ * The chat-completion body, the normalized usage and the generated text. With `jsonObject` (the
+ * client asked for response_format json_object, answered by a forced tool: response-format.ts) that
+ * tool's input is the content, as JSON text, and its `tool_use` stop is `stop`.
+ */
+export function toChatCompletion(upstream: Record<string, unknown>, clientModel: string, jsonObject = false): { body: Record<string, unknown>; usage: TokenUsage | null; outputText: string } {
   const blocks = Array.isArray(upstream.content) ? (upstream.content as AnthropicBlock[]) : [];
   const text: string[] = [];
   const generated: string[] = [];
@@ -23,6 +28,10 @@ export function toChatCompletion(upstream: Record<string, unknown>, clientModel:
     if (block.type === 'text' && typeof block.text === 'string') {
       text.push(block.text);
       generated.push(block.text);
+    } else if (jsonObject && block.type === 'tool_use' && block.name === JSON_OBJECT_TOOL) {
+      const json = JSON.stringify(block.input ?? {});
+      text.push(json);
+      generated.push(json);
     } else if (block.type === 'tool_use' && typeof block.name === 'string') {
       const args = JSON.stringify(block.input ?? {});
       toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: args } });
@@ -42,7 +51,7 @@ export function toChatCompletion(upstream: Record<string, unknown>, clientModel:
     object: 'chat.completion',
     created: nowSeconds(),
     model: clientModel,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(upstream.stop_reason) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(jsonObject && upstream.stop_reason === 'tool_use' ? 'end_turn' : upstream.stop_reason) }],
   };
   if (counters) body.usage = chatUsage(counters);
   return { body, usage: counters ? tokenUsage(counters) : null, outputText: generated.join('') };

@@ -11,6 +11,7 @@ import { GatewayError } from '../../errors.js';
 import type { SseEvent } from '../sse.js';
 import type { StreamStep, StreamTranslator, TokenUsage } from '../types.js';
 import { upstreamMessage } from '../upstream-error.js';
+import { JSON_OBJECT_TOOL } from './response-format.js';
 import { nowSeconds } from './response.js';
 import { type AnthropicUsage, applyUsage, chatUsage, emptyCounters, finishReason, tokenUsage } from './usage.js';
 import { DeliveredText } from '../delivered.js';
@@ -43,11 +44,14 @@ export class AnthropicToChatStream implements StreamTranslator {
   private readonly counters = emptyCounters();
   /** Content block index -> tool call number, for `tool_use` blocks. */
   private readonly tools = new Map<number, number>();
+  /** Content block indexes of the json_object tool (response-format.ts): their input streams as content. */
+  private readonly jsonBlocks = new Set<number>();
   private readonly delivered = new DeliveredText();
   /** The serialized fields every chunk starts with, once the answer's id is known (frame). */
   private head = '';
 
-  constructor(private readonly clientModel: string, private readonly clientWantsUsage: boolean) {}
+  /** `jsonObject`: the client asked for response_format json_object (the forced tool's input is the content). */
+  constructor(private readonly clientModel: string, private readonly clientWantsUsage: boolean, private readonly jsonObject = false) {}
 
   push(event: SseEvent): StreamStep {
     if (this.done) return { frames: [] };
@@ -120,6 +124,11 @@ export class AnthropicToChatStream implements StreamTranslator {
   private blockStart(frames: string[], index: number | undefined, block: StreamBlock | undefined): void {
     if (!block || typeof index !== 'number') return;
     if (block.type === 'text' && block.text) this.text(frames, block.text);
+    if (this.jsonObject && block.type === 'tool_use' && block.name === JSON_OBJECT_TOOL) {
+      this.jsonBlocks.add(index);
+      if (block.input && typeof block.input === 'object' && Object.keys(block.input).length > 0) this.text(frames, JSON.stringify(block.input));
+      return;
+    }
     if (block.type !== 'tool_use' || typeof block.name !== 'string' || this.tools.has(index)) return;
     const k = this.tools.size;
     this.tools.set(index, k);
@@ -134,6 +143,7 @@ export class AnthropicToChatStream implements StreamTranslator {
     if (!delta) return;
     if (delta.type === 'text_delta' && delta.text) this.text(frames, delta.text);
     if (delta.type !== 'input_json_delta' || !delta.partial_json) return;
+    if (typeof index === 'number' && this.jsonBlocks.has(index)) return this.text(frames, delta.partial_json);
     const k = typeof index === 'number' ? this.tools.get(index) : undefined;
     if (k === undefined) return;
     this.delivered.push(delta.partial_json);
@@ -148,7 +158,7 @@ export class AnthropicToChatStream implements StreamTranslator {
   private finish(frames: string[], stopReason: unknown): void {
     if (this.finished) return;
     this.finished = true;
-    frames.push(this.chunk({}, finishReason(stopReason)));
+    frames.push(this.chunk({}, finishReason(this.jsonObject && stopReason === 'tool_use' ? 'end_turn' : stopReason)));
   }
 
   private chunk(delta: Record<string, unknown>, finish: string | null = null): string {

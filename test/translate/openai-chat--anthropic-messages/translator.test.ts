@@ -86,6 +86,60 @@ describe('parameters', () => {
   });
 });
 
+describe('response_format (issue 31 item 1)', () => {
+  const capable = { ...offering, structuredOutput: true } as CompiledOffering;
+  const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+  const jsonSchema = { response_format: { type: 'json_schema', json_schema: { name: 'w', strict: true, schema } } };
+  const create = (extra: Record<string, unknown>, on: CompiledOffering | undefined = capable) =>
+    createOpenaiChatToAnthropicMessages({ ...base, ...extra }, { params: {}, offering: on });
+
+  it('is refused, naming the model, where the offering does not declare structured_output', () => {
+    for (const extra of [jsonSchema, { response_format: { type: 'json_object' } }]) {
+      const error = caught(() => create(extra, { ...offering, structuredOutput: false } as CompiledOffering));
+      expect([error.code, error.status, error.extra.param]).toEqual(['unsupported_parameter', 400, 'response_format']);
+      expect(error.message).toContain('model "claude-haiku-4-5" does not take structured output');
+    }
+  });
+
+  it('refuses, before anything is sent, a schema the vendor would refuse, an unknown type, and json_object with tools', () => {
+    const bounded = { response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { ...schema, properties: { n: { type: 'integer', minimum: 1 } } } } } };
+    expect(caught(() => create(bounded)).message).toContain('schema.properties.n uses "minimum"');
+    expect(caught(() => create({ response_format: { type: 'json_schema', json_schema: { name: 'w' } } })).message).toContain('json_schema.schema');
+    expect(caught(() => create({ response_format: { type: 'yaml' } })).extra.param).toBe('response_format');
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    expect(caught(() => create({ response_format: { type: 'json_object' }, tools })).message).toContain('json_object cannot be combined with "tools"');
+  });
+
+  it('carries json_schema as output_config.format, next to tools', () => {
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    const body = { ...base, ...jsonSchema, tools };
+    const out = createOpenaiChatToAnthropicMessages(body, { params: {}, offering: capable }).request(body, capable) as Record<string, unknown>;
+    expect(out.output_config).toEqual({ format: { type: 'json_schema', schema } });
+    expect(out.tools).toEqual([{ name: 'f', input_schema: { type: 'object' } }]);
+  });
+
+  it('answers json_object through the forced tool: its input is the content, JSON and stream, and only that tool is read so', () => {
+    const translator = create({ response_format: { type: 'json_object' } });
+    const answer = translator.response({ id: 'msg_1', content: [{ type: 'tool_use', id: 't', name: 'json_object', input: { a: 1 } }], stop_reason: 'max_tokens', usage: { input_tokens: 5, output_tokens: 3 } }, 'claude-haiku-4-5');
+    expect((answer.body.choices as Array<Record<string, unknown>>)[0]).toMatchObject({ message: { content: '{"a":1}' }, finish_reason: 'length' });
+    expect(answer.outputText).toBe('{"a":1}');
+    // Without json_object a tool named json_object is an ordinary tool call.
+    const plain = createOpenaiChatToAnthropicMessages(base, params).response({ id: 'msg_2', content: [{ type: 'tool_use', id: 't', name: 'json_object', input: {} }], stop_reason: 'tool_use', usage: { input_tokens: 5, output_tokens: 3 } }, 'm');
+    expect((plain.body.choices as Array<Record<string, unknown>>)[0]).toMatchObject({ message: { content: null, tool_calls: [{ function: { name: 'json_object' } }] }, finish_reason: 'tool_calls' });
+    const stream = translator.stream('claude-haiku-4-5');
+    const out = frames(stream, [
+      messageStart,
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't', name: 'json_object', input: { whole: true } } },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 4 } },
+    ]);
+    expect(out.map((c) => (c.choices as Array<Record<string, unknown>>)[0])).toEqual([
+      { index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+      { index: 0, delta: { content: '{"whole":true}' }, logprobs: null, finish_reason: null },
+      { index: 0, delta: {}, logprobs: null, finish_reason: 'stop' },
+    ]);
+  });
+});
+
 describe('messages', () => {
   it.each([
     ['messages[0].content[1]', { role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }],
