@@ -496,6 +496,7 @@ export const ROUTE_TABLE = [
     "format": "native-json",
     "handler": "proxy",
     "upstreams": [
+      "moderations",
       "moderate-image",
       "moderate-text"
     ],

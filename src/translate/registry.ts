@@ -18,6 +18,7 @@ import { createNativeJsonToCohereRerank } from './native-json--cohere-rerank/ind
 import { createNativeJsonToElevenlabsSoundGeneration } from './native-json--elevenlabs-sound-generation/index.js';
 import { createNativeJsonToElevenlabsTts } from './native-json--elevenlabs-tts/index.js';
 import { createNativeJsonToOpenaiEmbeddings } from './native-json--openai-embeddings/index.js';
+import { createNativeJsonToOpenaiModerations } from './native-json--openai-moderations/index.js';
 import { createNativeJsonToOpenaiImages } from './native-json--openai-images/index.js';
 import { createNativeJsonToOpenaiImageEdits } from './native-json--openai-image-edits/index.js';
 import { createNativeJsonToOpenaiVideos } from './native-json--openai-videos/index.js';
@@ -48,6 +49,7 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--azure-language-summarize', createNativeJsonToAzureLanguageSummarize],
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],
   ['native-json--openai-transcriptions', createNativeJsonToOpenaiTranscriptions],
+  ['native-json--openai-moderations', createNativeJsonToOpenaiModerations],
   ['native-json--openai-images', createNativeJsonToOpenaiImages],
   ['native-json--bfl-flux', createNativeJsonToBflFlux],
   ['native-json--openai-image-edits', createNativeJsonToOpenaiImageEdits],
