@@ -13,6 +13,8 @@ import { createNativeJsonToAzureLanguageSummarize } from './native-json--azure-l
 import { createNativeJsonToAzureTranslator } from './native-json--azure-translator/index.js';
 import { createNativeJsonToAzureDocumentTranslation } from './native-json--azure-document-translation/index.js';
 import { createNativeJsonToPiiRedaction } from './native-json--pii-redaction/index.js';
+import { createCohereToCohereEmbed } from './cohere--cohere-embed/index.js';
+import { createCohereToCohereRerank } from './cohere--cohere-rerank/index.js';
 import { createNativeJsonToCohereEmbed } from './native-json--cohere-embed/index.js';
 import { createNativeJsonToCohereRerank } from './native-json--cohere-rerank/index.js';
 import { createNativeJsonToElevenlabsSoundGeneration } from './native-json--elevenlabs-sound-generation/index.js';
@@ -37,6 +39,8 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['anthropic-messages--anthropic-messages', createAnthropicMessagesToAnthropicMessages],
   ['anthropic-messages--anthropic-count-tokens', createAnthropicMessagesToAnthropicCountTokens],
   ['native-json--cohere-rerank', createNativeJsonToCohereRerank],
+  ['cohere--cohere-rerank', createCohereToCohereRerank],
+  ['cohere--cohere-embed', createCohereToCohereEmbed],
   ['native-json--azure-translator', createNativeJsonToAzureTranslator],
   ['native-json--azure-document-translation', createNativeJsonToAzureDocumentTranslation],
   ['native-json--pii-redaction', createNativeJsonToPiiRedaction],
