@@ -23,7 +23,7 @@
  */
 export const PENDING: ReadonlySet<string> = new Set([
   'item-1', 'item-2', 'item-3', 'item-4', 'item-5', 'item-6', 'item-7',
-  'item-8', 'item-10', 'item-11', 'item-12', 'item-13',
+  'item-8', 'item-13',
   'unlisted-sim-n-logprobs',
 ]);
 
