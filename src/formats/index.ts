@@ -1,11 +1,12 @@
 /** Registry of client formats by id. A new wire format is one folder here. */
 import { anthropicMessagesFormat } from './anthropic-messages/index.js';
+import { cohereFormat } from './cohere/index.js';
 import { nativeJsonFormat } from './native-json/index.js';
 import { openaiChatFormat } from './openai-chat/index.js';
 import { openaiResponsesFormat } from './openai-responses/index.js';
 import type { ClientFormat } from './types.js';
 
-const FORMATS = new Map<string, ClientFormat>([openaiChatFormat, openaiResponsesFormat, anthropicMessagesFormat, nativeJsonFormat].map((f) => [f.id, f]));
+const FORMATS = new Map<string, ClientFormat>([openaiChatFormat, openaiResponsesFormat, anthropicMessagesFormat, nativeJsonFormat, cohereFormat].map((f) => [f.id, f]));
 
 /** The format of answers that match no route (404s, unparseable bodies): the completions-style shape. */
 export const DEFAULT_CLIENT_FORMAT: ClientFormat = openaiChatFormat;

@@ -1,5 +1,6 @@
 /** A client wire format: how errors and streams look to that client, and how to size a request in tokens. */
 import type { GatewayError } from '../errors.js';
+import type { UsageCostPlaces } from './usage-cost.js';
 
 /** One client format (src/formats/<id>/). */
 export interface ClientFormat {
@@ -14,6 +15,8 @@ export interface ClientFormat {
   readonly betaHeader: string | null;
   /** How a request of this format is sized in tokens; null for formats no token meter serves. */
   tokens: TokenReader | null;
+  /** Where answers and streams of this format carry their final usage, for `usage.cost` (issue 31 item 12); null: they say it in no body. */
+  usageCost: UsageCostPlaces | null;
 }
 
 /** How the token meter reads a request of one format (src/meters/token-meter.ts). */

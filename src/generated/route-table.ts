@@ -81,6 +81,56 @@ export const ROUTE_TABLE = [
     "file": "routes/chat-completions.yaml"
   },
   {
+    "id": "cohere-embed",
+    "method": "POST",
+    "path": "/v2/embed",
+    "format": "cohere",
+    "handler": "proxy",
+    "upstreams": [
+      "embed"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "EMBEDDING"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/cohere-embed.yaml"
+  },
+  {
+    "id": "cohere-rerank",
+    "method": "POST",
+    "path": "/v2/rerank",
+    "format": "cohere",
+    "handler": "proxy",
+    "upstreams": [
+      "rerank"
+    ],
+    "stream": null,
+    "billable": true,
+    "service_types": [
+      "RERANK"
+    ],
+    "stages": [
+      "auth",
+      "validate",
+      "route",
+      "admission",
+      "translate",
+      "forward",
+      "meter"
+    ],
+    "file": "routes/cohere-rerank.yaml"
+  },
+  {
     "id": "count-tokens",
     "method": "POST",
     "path": "/v1/messages/count_tokens",
@@ -496,6 +546,7 @@ export const ROUTE_TABLE = [
     "format": "native-json",
     "handler": "proxy",
     "upstreams": [
+      "moderations",
       "moderate-image",
       "moderate-text"
     ],

@@ -144,6 +144,11 @@ export interface RequestContext {
    */
   hold: { id: string; amountNano: bigint; inputEstimate: number; open: boolean; settled?: boolean; draw?: Draw; ceiling?: Quote['streamCeiling'] | null; gate?: (deliveredChars: number) => Promise<void> | null } | null;
   outcome: ForwardOutcome | null;
+  /**
+   * What the meter settled the request for (every usage row it wrote, nano-USD), once it did; absent
+   * when nothing was charged. The answer says it (`usage.cost`, X-Gateway-Cost-USD; issue 31 item 12).
+   */
+  chargedNano?: bigint;
   /** True once any byte of the answer was written to the client. */
   started: boolean;
   /** The request's claimed X-Gateway-Operation-ID (images and video; claimed by admission, src/pipeline/operation-ids.ts). */

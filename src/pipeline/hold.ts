@@ -144,6 +144,8 @@ export async function settleHold(ctx: RequestContext, runtime: Runtime, bill: Bi
   if (hold.draw) await postOnGrant(runtime, hold.draw, storedRows(ctx.auth!.accountId, rows));
   // Settling twice charges once, so a settle is retried through a store outage (the answer waits).
   else await retryWhileUnavailable(() => runtime.ledger.settle({ holdId: hold.id, accountId: ctx.auth!.accountId, rows }));
+  // Charged: what the answer says it cost (issue 31 item 12) is the sum of the rows just written.
+  ctx.chargedNano = rows.reduce((sum, r) => sum + r.amountNano, 0n);
   if (!ctx.started) for (const [name, value] of Object.entries(bill.headers)) ctx.reply.header(name, value);
 }
 

@@ -62,6 +62,7 @@ import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, retryHeaders, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
 import { embeddingsRoute } from './openai-embeddings.js';
+import { moderationsRoute } from './openai-moderations.js';
 import { imagesRoute, matchSimImages } from './openai-images.js';
 import { matchOpenaiVideos } from './openai-videos.js';
 import { matchOpenaiAudio } from './openai-audio.js';
@@ -120,7 +121,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const skills = createSkillsRoutes(fileStore);
   const messages = createMessagesRoutes({ container: skills.container });
   const routes = new Map<string, SimRoute>([
-    ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute], ['/v1/embeddings', embeddingsRoute],
+    ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute], ['/v1/embeddings', embeddingsRoute], ['/v1/moderations', moderationsRoute],
     ['/v1/images/generations', imagesRoute],
     ['/v1/messages', messages.messages], ['/v1/messages/count_tokens', messages.countTokens],
     ['/v2/embed', cohereEmbedRoute], ['/v2/rerank', cohereRerankRoute],

@@ -13,11 +13,14 @@ import { createNativeJsonToAzureLanguageSummarize } from './native-json--azure-l
 import { createNativeJsonToAzureTranslator } from './native-json--azure-translator/index.js';
 import { createNativeJsonToAzureDocumentTranslation } from './native-json--azure-document-translation/index.js';
 import { createNativeJsonToPiiRedaction } from './native-json--pii-redaction/index.js';
+import { createCohereToCohereEmbed } from './cohere--cohere-embed/index.js';
+import { createCohereToCohereRerank } from './cohere--cohere-rerank/index.js';
 import { createNativeJsonToCohereEmbed } from './native-json--cohere-embed/index.js';
 import { createNativeJsonToCohereRerank } from './native-json--cohere-rerank/index.js';
 import { createNativeJsonToElevenlabsSoundGeneration } from './native-json--elevenlabs-sound-generation/index.js';
 import { createNativeJsonToElevenlabsTts } from './native-json--elevenlabs-tts/index.js';
 import { createNativeJsonToOpenaiEmbeddings } from './native-json--openai-embeddings/index.js';
+import { createNativeJsonToOpenaiModerations } from './native-json--openai-moderations/index.js';
 import { createNativeJsonToOpenaiImages } from './native-json--openai-images/index.js';
 import { createNativeJsonToOpenaiImageEdits } from './native-json--openai-image-edits/index.js';
 import { createNativeJsonToOpenaiVideos } from './native-json--openai-videos/index.js';
@@ -39,6 +42,8 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['anthropic-messages--anthropic-messages', createAnthropicMessagesToAnthropicMessages],
   ['anthropic-messages--anthropic-count-tokens', createAnthropicMessagesToAnthropicCountTokens],
   ['native-json--cohere-rerank', createNativeJsonToCohereRerank],
+  ['cohere--cohere-rerank', createCohereToCohereRerank],
+  ['cohere--cohere-embed', createCohereToCohereEmbed],
   ['native-json--azure-translator', createNativeJsonToAzureTranslator],
   ['native-json--azure-document-translation', createNativeJsonToAzureDocumentTranslation],
   ['native-json--pii-redaction', createNativeJsonToPiiRedaction],
@@ -52,6 +57,7 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['native-json--openai-embeddings', createNativeJsonToOpenaiEmbeddings],
   ['native-json--openai-transcriptions', createNativeJsonToOpenaiTranscriptions],
   ['native-json--openai-speech', createNativeJsonToOpenaiSpeech],
+  ['native-json--openai-moderations', createNativeJsonToOpenaiModerations],
   ['native-json--openai-images', createNativeJsonToOpenaiImages],
   ['native-json--bfl-flux', createNativeJsonToBflFlux],
   ['native-json--openai-image-edits', createNativeJsonToOpenaiImageEdits],

@@ -1,7 +1,9 @@
 /**
  * Cohere's own SDK (cohere-ai 8) against a real gateway, unchanged, over real HTTP, its environment
  * the gateway's bare origin: the v1 client's rerank reaches the gateway's POST /v1/rerank today;
- * CohereClientV2 (POST /v2/rerank, /v2/embed) waits for item 11. One search unit per rerank.
+ * CohereClientV2 reaches the gateway's own POST /v2/rerank and /v2/embed (item 11), answered in Cohere's
+ * shape. One search unit per rerank. A usage row's kind is the id of the route that served it (as on every
+ * quantity-metered route): `rerank` for /v1/rerank, `cohere-rerank` and `cohere-embed` for Cohere's routes.
  */
 import { CohereClient, CohereClientV2 } from 'cohere-ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +37,7 @@ describe('cohere-ai against the gateway', () => {
     const { results } = await cohere.rerank({ model: 'rerank-pro', query: 'capital of France', documents, topN: 1 });
     expect(results.map((r) => r.index)).toEqual([1]);
     const rows = await newRows(g, before);
-    expect(rows.map((r) => [r.kind, r.quantity, r.amount_usd])).toEqual([['rerank', 1, '0.002']]);
+    expect(rows.map((r) => [r.kind, r.quantity, r.amount_usd])).toEqual([['cohere-rerank', 1, '0.002']]);
   });
 
   it.skipIf(pending('item-11', 'item-4'))('CohereClientV2 rerank on rerank-v3.5 (an alias of rerank-pro)', async () => {
@@ -50,6 +52,6 @@ describe('cohere-ai against the gateway', () => {
     const answer = await cohere.embed({ model: 'embed-pro', texts: ['sunny day', 'rainy night'], inputType: 'search_document', embeddingTypes: ['float'] });
     expect(answer.embeddings.float?.map((e) => e.length)).toEqual([1536, 1536]);
     const [row] = await newRows(g, before);
-    expect(row).toMatchObject({ kind: 'embeddings', model: 'embed-pro', quantity: answer.meta?.billedUnits?.inputTokens });
+    expect(row).toMatchObject({ kind: 'cohere-embed', model: 'embed-pro', quantity: answer.meta?.billedUnits?.inputTokens });
   });
 });

@@ -24,12 +24,13 @@ describe('engine config checks', () => {
     const e = await refusal((c) => c.editYaml('routes/rerank.yaml', (d) => { d.format = 'native-xml'; }));
     expect(e.file).toBe('routes/rerank.yaml');
     expect(e.path).toBe('/format');
-    expect(e.reason).toBe('unknown client format "native-xml" (known: openai-chat, openai-responses, anthropic-messages, native-json)');
+    expect(e.reason).toBe('unknown client format "native-xml" (known: openai-chat, openai-responses, anthropic-messages, native-json, cohere)');
   });
 
   it('refuses a route that does not meter the unit of an offering it reaches', async () => {
     const e = await refusal((c) => c.editYaml('providers/cohere.yaml', (d) => { d.offerings[0].billing.unit = 'record'; }));
-    expect(e.file).toBe('routes/rerank.yaml');
+    // routes/cohere-rerank.yaml (issue 31 item 11) reaches the same offering and is checked before rerank.yaml.
+    expect(e.file).toBe('routes/cohere-rerank.yaml');
     expect(e.path).toBe('/meter');
     expect(e.reason).toBe('offering "rerank-pro" (provider cohere) is billed per record, which this route does not meter (it meters: search)');
   });
@@ -72,13 +73,14 @@ describe('engine config checks', () => {
     const unit = await refusal((c) => c.editYaml('providers/cohere.yaml', (d) => {
       d.offerings.find((o: { id: string }) => o.id === 'embed-pro').billing = { unit: 'character', per: 1000000, price: '0.10' };
     }));
-    expect(unit.file).toBe('routes/embeddings.yaml');
+    // routes/cohere-embed.yaml (issue 31 item 11) reaches the same offering and is checked before embeddings.yaml.
+    expect(unit.file).toBe('routes/cohere-embed.yaml');
     expect(unit.path).toBe('/meter');
     expect(unit.reason).toBe('offering "embed-pro" (provider cohere) is billed per character, which this route does not meter (it meters: token)');
     const format = await refusal((c) => c.editYaml('providers/cohere.yaml', (d) => { d.operations.embed.format = 'cohere-embed-v9'; }));
-    expect(format.file).toBe('routes/embeddings.yaml');
-    expect(format.path).toBe('/upstreams/1');
-    expect(format.reason).toBe('no translator native-json--cohere-embed-v9 for operation "embed" of provider cohere');
+    expect(format.file).toBe('routes/cohere-embed.yaml');
+    expect(format.path).toBe('/upstreams/0');
+    expect(format.reason).toBe('no translator cohere--cohere-embed-v9 for operation "embed" of provider cohere');
   });
 
   it('meters embeddings as a quantity of input tokens, not with the token meter (native-json cannot size requests in tokens)', async () => {
@@ -94,7 +96,7 @@ describe('engine config checks', () => {
 
   it('refuses an operation path parameter the route does not resolve', async () => {
     const e = await refusal((c) => c.editYaml('providers/cohere.yaml', (d) => { d.operations.rerank.path = '/v2/{family}/rerank'; }));
-    expect(e.file).toBe('routes/rerank.yaml');
+    expect(e.file).toBe('routes/cohere-rerank.yaml');
     expect(e.path).toBe('/upstreams/0/path_params');
     expect(e.reason).toBe('operation "rerank" of provider cohere has path /v2/{family}/rerank: declare where {family} comes from');
   });
@@ -147,7 +149,8 @@ describe('the Azure providers and the language and moderation routes', () => {
   it('serves requests without a model with the default offering of each route', async () => {
     const gateway = await compile({});
     const defaults = Object.fromEntries(gateway.routes.filter((r) => ['moderations', 'language-analyze', 'language-summarize'].includes(r.manifest.id)).map((r) => [r.manifest.id, r.defaultModel]));
-    expect(defaults).toEqual({ moderations: 'content-safety-text', 'language-analyze': 'language-standard', 'language-summarize': 'language-standard' });
+    // OpenAI's free omni model (issue 31 item 10) is the cheapest; a request's input picks among the defaults (route stage).
+    expect(defaults).toEqual({ moderations: 'omni-moderation-latest', 'language-analyze': 'language-standard', 'language-summarize': 'language-standard' });
   });
 
   it('refuses a text-record meter read from the translator with no reserve, or a language offering billed in a unit the routes do not meter', async () => {

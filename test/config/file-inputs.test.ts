@@ -31,18 +31,22 @@ describe('file_inputs and when.present', () => {
     const text = gateway.offerings.get('content-safety-text')!;
     const image = gateway.offerings.get('content-safety-image')!;
     const provider = gateway.providers.get(text.providerId)!;
-    expect(route.upstreams.map((u) => [u.operation, u.when.present, u.when.absent])).toEqual([['moderate-image', ['image'], undefined], ['moderate-text', undefined, ['image']]]);
+    // OpenAI's shape first (issue 31 item 10: a body with `input`), then the spec's image and text.
+    expect(route.upstreams.map((u) => [u.operation, u.when.present, u.when.absent])).toEqual([['moderations', ['input'], undefined], ['moderate-image', ['image'], undefined], ['moderate-text', ['text'], undefined]]);
     expect(chooseUpstream(route, image, provider, { image: 'aGk=' })?.operation).toBe('moderate-image');
     expect(chooseUpstream(route, text, provider, { text: 'hi' })?.operation).toBe('moderate-text');
     // Each offering is limited to its operation: the vendor prices text records and images apart.
     expect(chooseUpstream(route, text, provider, { image: 'aGk=' })).toBeNull();
     expect(chooseUpstream(route, image, provider, { text: 'hi' })).toBeNull();
-    // `absent: /image`: a request with neither input still reaches the text translator, whose 400 names them.
-    expect(chooseUpstream(route, text, provider, {})?.operation).toBe('moderate-text');
+    // `present: /text`: OpenAI's `input` never reaches the text translator (a request with no input at
+    // all is refused by the request schema first, naming the inputs).
+    expect(chooseUpstream(route, text, provider, { input: 'hi' })).toBeNull();
+    expect(chooseUpstream(route, text, provider, {})).toBeNull();
     expect(servesOffering(route, text, provider) && servesOffering(route, image, provider)).toBe(true);
     // Without `model`: the cheapest first, and the route stage takes the first that takes the input.
-    expect(route.defaultModel).toBe('content-safety-text');
-    expect(route.defaultModels).toEqual(['content-safety-text', 'content-safety-image']);
+    // OpenAI's free omni model is the cheapest, and takes only OpenAI's shape.
+    expect(route.defaultModel).toBe('omni-moderation-latest');
+    expect(route.defaultModels).toEqual(['omni-moderation-latest', 'content-safety-text', 'content-safety-image']);
   });
 
   it('a model that cannot take the request\'s input gets a 400 naming the one that can, not "use another endpoint"', async () => {

@@ -17,7 +17,7 @@
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { describeStore } from '../helpers/db.js';
-import { arbitraryFromSchema, fuzzParameters, fuzzRoutes, fuzzSettings, hostileValueArb, toJsonText, validishBodyArb, type RawResponse } from '../helpers/fuzz.js';
+import { arbitraryFromSchema, errorFields, fuzzParameters, fuzzRoutes, fuzzSettings, hostileValueArb, toJsonText, validishBodyArb, type ErrorFields, type ErrorShape, type RawResponse } from '../helpers/fuzz.js';
 import { fuzzHarness } from '../helpers/fuzz-harness.js';
 import { encodeMultipart, fieldsAsParts, FUZZED_BY_FORMS, hostileFormArb } from '../helpers/fuzz-requests.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -28,14 +28,15 @@ const { numRuns, seed } = fuzzSettings();
 const BALANCE_USD = '0.10';
 
 /** (g): the answer is a 400 in the route's format (the harness checks the shape), with `code` when given, before any upstream call. */
-const refused = (label: string, code?: string, unknownFile = false) => (res: RawResponse, _here: boolean, upstreamCalls: number): string[] => {
+const refused = (label: string, code?: string, unknownFile = false, shape: ErrorShape = 'openai') => (res: RawResponse, _here: boolean, upstreamCalls: number): string[] => {
   // A route that takes JSON too (spec 4.8 audio) resolves a JSON `file_id`: an unknown one is 404 file_not_found.
   if (unknownFile && res.status === 404) return upstreamCalls === 0 && /"code":"file_not_found"/.test(res.body) ? [] : [`(g) ${label}: a 404 that is not file_not_found, or after an upstream call`];
   if (res.status !== 400) return [`(g) ${label}: expected 400, got ${res.status}`];
   if (upstreamCalls !== 0) return [`(g) ${label}: ${upstreamCalls} upstream call(s) before the refusal`];
-  let error: { type?: string; code?: string } | undefined;
-  try { error = (JSON.parse(res.body) as { error?: typeof error }).error; } catch { return [`(g) ${label}: the 400 is not JSON`]; }
-  if (error?.type !== 'invalid_request_error') return [`(g) ${label}: error type ${error?.type}`];
+  let error: ErrorFields;
+  try { JSON.parse(res.body); error = errorFields(res.body); } catch { return [`(g) ${label}: the 400 is not JSON`]; }
+  // Cohere's error shape has no type (`{message, code}`).
+  if (error.type !== (shape === 'cohere' ? undefined : 'invalid_request_error')) return [`(g) ${label}: error type ${String(error.type)}`];
   return code && error.code !== code ? [`(g) ${label}: code ${error.code}, expected ${code}`] : [];
 };
 
@@ -88,7 +89,7 @@ describeStore('fuzz: multipart forms', () => {
       const form = fc.tuple(validishBodyArb(route), fc.boolean()).map(([body, withFile]) => encodeMultipart(
         [...fieldsAsParts(body), ...(withFile ? [{ name: 'file', filename: 'a.txt', type: 'text/plain', data: 'hello' }] : [])], 'gwfuzzboundary'));
       await fc.assert(fc.asyncProperty(form, async (body) => {
-        await h.exercise(route, account, { path: route.path, headers: { ...h.baseHeaders(route, account.key), 'content-type': 'multipart/form-data; boundary=gwfuzzboundary' }, body }, refused('a form on a JSON route', 'invalid_request'));
+        await h.exercise(route, account, { path: route.path, headers: { ...h.baseHeaders(route, account.key), 'content-type': 'multipart/form-data; boundary=gwfuzzboundary' }, body }, refused('a form on a JSON route', 'invalid_request', false, route.shape));
       }), options(Math.max(1, Math.ceil(numRuns / 5))));
     }, 150_000);
   }

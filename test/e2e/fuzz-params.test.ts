@@ -17,7 +17,7 @@
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { describeStore } from '../helpers/db.js';
-import { fuzzParameters, fuzzRoutes, fuzzSettings, type RawResponse } from '../helpers/fuzz.js';
+import { errorFields, fuzzParameters, fuzzRoutes, fuzzSettings, type RawResponse } from '../helpers/fuzz.js';
 import { fuzzHarness } from '../helpers/fuzz-harness.js';
 import { FUZZED_BY_PARAMS, idSegmentArb, PAGING_NAMES, preRoutingError, queryStringArb, versionVariantArb } from '../helpers/fuzz-requests.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -59,7 +59,8 @@ describeStore('fuzz: path, query and version-header parameters', () => {
     if (res.status < 400) return valid ? [] : [`(f) ${label}: a version header the route must refuse was answered ${res.status}`];
     let message = '';
     let code = '';
-    try { const e = (JSON.parse(res.body) as { error: { message: string; code: string } }).error; message = e.message; code = e.code; } catch { /* (b) reports it */ }
+    const e = errorFields(res.body); // not JSON: (b) reports it
+    message = typeof e.message === 'string' ? e.message : ''; code = typeof e.code === 'string' ? e.code : '';
     const namesHeader = res.status === 400 && names.some((n) => message.includes(n));
     if (valid && namesHeader) return [`(f) ${label}: an accepted version header was refused`];
     if (!valid && !namesHeader && !(res.status === 400 && code === 'invalid_json')) return [`(f) ${label}: expected a 400 naming ${names.join(' or ')}, got ${res.status} ${code}`];

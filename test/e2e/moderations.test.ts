@@ -126,10 +126,11 @@ describeStore(`moderations (${storeKind})`, () => {
     await untouched(poor, 300_000n);
   });
 
-  it('lists the moderation offerings (text records and images, priced apart) under ?service_type=moderation', async () => {
+  // OpenAI's free moderation model (issue 31 item 10; test/e2e/moderations-openai.test.ts) is one of them.
+  it('lists the moderation offerings (text records and images, priced apart; OpenAI\'s omni model) under ?service_type=moderation', async () => {
     const account = await t.account('0');
     const res = await fetch(`${t.url}/v1/models?service_type=moderation`, { headers: { authorization: `Bearer ${account.key}` } });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual(['content-safety-text', 'content-safety-image']);
+    expect(((await res.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual(['content-safety-text', 'content-safety-image', 'omni-moderation-latest']);
   });
 });

@@ -36,6 +36,21 @@ describeStore(`rerank (${storeKind})`, () => {
     expect(await t.settled(account.id)).toMatchObject({ balanceNano: 998_000_000n, heldNano: 0n, openHolds: 0 });
   });
 
+  // Issue 31 item 11: what Cohere's v1 client and LangChain's CohereRerank send.
+  it('takes Cohere\'s v1 options: return_documents (each result with its document), max_tokens_per_doc, max_chunks_per_doc and null for an unset one', async () => {
+    const account = await t.account('1');
+    const documents = ['Paris is the capital of France.', { text: 'Bananas are yellow.' }];
+    const a = await rerank(account.key, { model: 'rerank-pro', query: 'capital of France', documents, top_n: null, return_documents: true, max_tokens_per_doc: 512, max_chunks_per_doc: null });
+    expect(a.status, JSON.stringify(a.json)).toBe(200);
+    expect(a.json.results.map((r: { index: number; document: unknown }) => [r.index, r.document])).toEqual([[0, { text: 'Paris is the capital of France.' }], [1, { text: 'Bananas are yellow.' }]]);
+    // max_chunks_per_doc is declared dropped (the v2 rerank has no chunks); null means unset; the rest go on.
+    expect((await (await fetch(`${t.sim.url}/__sim/last`)).json()).body).toEqual({ model: 'rerank-v3.5', query: 'capital of France', documents: ['Paris is the capital of France.', 'Bananas are yellow.'], max_tokens_per_doc: 512 });
+    const chunked = await rerank(account.key, { model: 'rerank-pro', query: 'France', documents: ['Paris'], max_chunks_per_doc: 10, return_documents: false });
+    expect(chunked.status).toBe(200);
+    expect(chunked.json.results).toEqual([{ index: 0, relevance_score: expect.any(Number) }]);
+    expect((await t.usage(account.id)).data.map((r) => [r.kind, r.quantity, r.amountNano])).toEqual([['rerank', 1n, 2_000_000n], ['rerank', 1n, 2_000_000n]]);
+  });
+
   it('bills one search whatever the result count: top_n 1 over 1,000 documents', async () => {
     const account = await t.account('1');
     const documents = Array.from({ length: 1000 }, (_, i) => `document number ${i} about ${i % 7 === 0 ? 'France' : 'something else'}`);
@@ -58,7 +73,10 @@ describeStore(`rerank (${storeKind})`, () => {
       [{ model: 'rerank-pro', query: 'q', documents: ['d'], top_n: 1.5 }, 'top_n'],
       [{ model: 'rerank-pro', query: 'q', documents: [{ title: 'no text' }] }, 'documents.0'],
       [{ model: 'rerank-pro', query: 'q', documents: 'd' }, 'documents'],
-      [{ model: 'rerank-pro', query: 'q', documents: ['d'], return_documents: true }, 'return_documents'],
+      // Cohere's v1 options are taken (issue 31 item 11, below); an option neither API has is not.
+      [{ model: 'rerank-pro', query: 'q', documents: ['d'], rank_fields: ['text'] }, 'rank_fields'],
+      [{ model: 'rerank-pro', query: 'q', documents: ['d'], return_documents: 'yes' }, 'return_documents'],
+      [{ model: 'rerank-pro', query: 'q', documents: ['d'], max_chunks_per_doc: 0 }, 'max_chunks_per_doc'],
       [{ query: 'q', documents: ['d'] }, 'model'],
     ];
     for (const [body, param] of cases) {

@@ -3,7 +3,7 @@
  * started test gateway, and the properties every answer must have, whatever the route's kind.
  */
 import type { TestGateway } from './gateway.js';
-import { errorShapeProblems, fuzzRoutes, headerProblems, leakIn, rawHttp, shapeOf, sseProblems, type ErrorShape, type FuzzRoute, type RawResponse } from './fuzz.js';
+import { errorFields, errorShapeProblems, fuzzRoutes, headerProblems, leakIn, rawHttp, shapeOf, sseProblems, type ErrorShape, type FuzzRoute, type RawResponse } from './fuzz.js';
 import { preRoutingError, type RequiredHeaderSpec } from './fuzz-requests.js';
 import { sampleRequest } from './route-samples.js';
 
@@ -53,7 +53,7 @@ export function fuzzHarness(gateway: () => TestGateway): FuzzHarness {
   const record = (res: RawResponse): void => {
     let code = '';
     if (res.status >= 400) {
-      try { const e = (JSON.parse(res.body) as { error?: { code?: unknown; message?: string } }).error; code = String(e?.code ?? '') + (process.env.FUZZ_STATS === '2' ? ` ${String(e?.message).slice(0, 70)}` : ''); } catch { code = 'not-json'; }
+      try { JSON.parse(res.body); const e = errorFields(res.body); code = String(e.code ?? '') + (process.env.FUZZ_STATS === '2' ? ` ${String(e.message).slice(0, 70)}` : ''); } catch { code = 'not-json'; }
     } else if ((res.headers['content-type'] ?? '').startsWith('text/event-stream')) code = 'sse';
     const key = `${res.status}${code ? ` ${code}` : ''}`;
     stats.set(key, (stats.get(key) ?? 0) + 1);

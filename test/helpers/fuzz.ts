@@ -55,8 +55,8 @@ export function resolveSchema(schema: JsonSchema): JsonSchema {
   return resolveSchema(found);
 }
 
-/** Which client error shape a route answers in. */
-export type ErrorShape = 'openai' | 'messages';
+/** Which client error shape a route answers in (`cohere`: Cohere's `{message}` plus the gateway's `code`, issue 31 item 11). */
+export type ErrorShape = 'openai' | 'messages' | 'cohere';
 
 /** What a route's request body is, from its OpenAPI `requestBody`: a JSON object, a multipart form, or none. */
 export type BodyKind = 'json' | 'multipart' | 'none';
@@ -92,7 +92,19 @@ export interface FuzzRoute {
 
 /** The error shape of a client format. */
 export function shapeOf(format: string): ErrorShape {
-  return format === 'anthropic-messages' ? 'messages' : 'openai';
+  return format === 'anthropic-messages' ? 'messages' : format === 'cohere' ? 'cohere' : 'openai';
+}
+
+/** The fields of an error body of any shape (`{error:{...}}`, or Cohere's flat `{message, code}`); empty when not JSON. */
+export interface ErrorFields { message?: unknown; type?: unknown; code?: unknown; param?: unknown }
+
+/** An error body's fields, whatever its shape. */
+export function errorFields(text: string): ErrorFields {
+  let body: unknown;
+  try { body = JSON.parse(text); } catch { return {}; }
+  if (!body || typeof body !== 'object') return {};
+  const error = (body as { error?: unknown }).error;
+  return (error && typeof error === 'object' ? error : body) as ErrorFields;
 }
 
 /** Every route of the compiled route table, joined with its OpenAPI operation. */
@@ -685,11 +697,12 @@ export function leakIn(text: string): string | null {
   return null;
 }
 
-/** Problems with an error body in the route's shape (chat/responses `{error:{message,type,code}}`; messages `{type:"error", error:{type,message}}`). */
+/** Problems with an error body in the route's shape (chat/responses `{error:{message,type,code}}`; messages `{type:"error", error:{type,message}}`; cohere `{message, code}`). */
 export function errorShapeProblems(shape: ErrorShape, text: string): string[] {
   let body: unknown;
   try { body = JSON.parse(text); } catch { return [`error body is not JSON: ${JSON.stringify(text.slice(0, 200))}`]; }
   const record = body as { type?: unknown; error?: Record<string, unknown> } | null;
+  if (shape === 'cohere') return cohereErrorProblems(record as Record<string, unknown> | null, text);
   const error = record && typeof record === 'object' && record.error && typeof record.error === 'object' ? record.error : null;
   if (!error) return [`error body has no error object: ${text.slice(0, 200)}`];
   const problems: string[] = [];
@@ -697,6 +710,16 @@ export function errorShapeProblems(shape: ErrorShape, text: string): string[] {
   if (typeof error.type !== 'string') problems.push('error.type is not a string');
   if (shape === 'openai' && typeof error.code !== 'string') problems.push('error.code is not a string');
   if (shape === 'messages' && record!.type !== 'error') problems.push('type is not "error"');
+  return problems.map((p) => `${p}: ${text.slice(0, 200)}`);
+}
+
+/** Problems with a Cohere-shaped error body: a non-empty `message` and the gateway's `code`, flat (no `error` object). */
+function cohereErrorProblems(body: Record<string, unknown> | null, text: string): string[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return [`error body is not an object: ${text.slice(0, 200)}`];
+  const problems: string[] = [];
+  if (typeof body.message !== 'string' || body.message.length === 0) problems.push('message is not a non-empty string');
+  if (typeof body.code !== 'string') problems.push('code is not a string');
+  if (body.error !== undefined) problems.push('has an error object (not Cohere\'s shape)');
   return problems.map((p) => `${p}: ${text.slice(0, 200)}`);
 }
 

@@ -14,7 +14,7 @@ import { expect } from 'vitest';
 import { reserveMessageFile } from '../../src/files/message-records.js';
 import { randomId } from '../../src/ledger/ids.js';
 import { fileProvider } from '../../src/pipeline/local/message-files.js';
-import { errorShapeProblems, type FuzzRoute, type RawResponse } from './fuzz.js';
+import { errorFields, errorShapeProblems, type ErrorFields, type FuzzRoute, type RawResponse } from './fuzz.js';
 import { encodeMultipart, type FormPart } from './fuzz-requests.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from './gateway.js';
 import { copyConfig } from './config.js';
@@ -35,6 +35,9 @@ export const SAMPLE: Record<string, Record<string, unknown>> = {
   messages: { model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
   'count-tokens': { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }] },
   rerank: { model: 'rerank-pro', query: 'hi', documents: ['hello', 'world'] },
+  // Issue 31 item 11: Cohere's own v2 shapes, billed as /v1/rerank and /v1/embeddings.
+  'cohere-rerank': { model: 'rerank-pro', query: 'hi', documents: ['hello', 'world'] },
+  'cohere-embed': { model: 'embed-pro', texts: ['hi'], input_type: 'search_document' },
   translate: { model: 'translator-standard', text: 'hi', to: 'de' },
   embeddings: { model: 'text-embedding-3-small', input: 'hi' },
   moderations: { model: 'content-safety-text', text: 'hi' },
@@ -220,18 +223,15 @@ export async function seedGeneratedFile(c: SampleContext, data: Buffer = Buffer.
   return id;
 }
 
-/** An error body in either client shape. */
-export type ErrorBody = { type?: string; error: { message: string; type: string; code?: string; param?: unknown } };
-
-/** Asserts an error answer in the route's shape, with status and code; returns the body. */
-export function expectError(r: FuzzRoute, res: RawResponse, status: number, code: string, label: string): ErrorBody {
+/** Asserts an error answer in the route's shape, with status and code; returns the error's fields (whatever the shape). */
+export function expectError(r: FuzzRoute, res: RawResponse, status: number, code: string, label: string): ErrorFields {
   expect(res.status, `${label}: ${res.body.slice(0, 300)}`).toBe(status);
   expect(res.headers['content-type'], label).toMatch(/^application\/json/);
   expect(errorShapeProblems(r.shape, res.body), label).toEqual([]);
-  const body = JSON.parse(res.body) as ErrorBody;
-  expect(body.error.code, `${label}: ${res.body}`).toBe(code);
-  if (r.shape === 'messages') expect(body.type).toBe('error');
-  return body;
+  const error = errorFields(res.body);
+  expect(error.code, `${label}: ${res.body}`).toBe(code);
+  if (r.shape === 'messages') expect((JSON.parse(res.body) as { type?: unknown }).type).toBe('error');
+  return error;
 }
 
 /** Balance and newest usage row, once no hold is open. */

@@ -7,6 +7,7 @@ import { countMessagesPromptTokens } from '../../tokenize.js';
 import { formatSse } from '../../translate/sse.js';
 import { DEFAULT_TOOL_CALL_CAP } from '../openai-responses/index.js';
 import type { ClientFormat } from '../types.js';
+import { namedEventFrame } from '../usage-cost.js';
 
 // The vendor's error type vocabulary.
 const ERROR_TYPES: Record<ErrorKind, string> = {
@@ -35,6 +36,8 @@ export const anthropicMessagesFormat: ClientFormat = {
   streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error)), 'error'),
   streamDoneFrame: null,
   betaHeader: 'anthropic-beta',
+  // The message's `usage`; streamed, `message_delta`'s usage (cumulative, the final figures: the vendor's last word on usage).
+  usageCost: { answer: ['usage'], frame: namedEventFrame(new Set(['message_delta']), ['usage']) },
   tokens: {
     estimateInputTokens: countMessagesPromptTokens,
     inputParam: 'messages',

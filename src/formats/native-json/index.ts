@@ -14,4 +14,6 @@ export const nativeJsonFormat: ClientFormat = {
   streamDoneFrame: null,
   betaHeader: null,
   tokens: null,
+  // Native answers say their charge in X-Gateway-Cost-USD only (their own `usage` counts units, spec 4).
+  usageCost: null,
 };

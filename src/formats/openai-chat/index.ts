@@ -3,6 +3,7 @@ import type { ErrorKind, GatewayError } from '../../errors.js';
 import { countChatPromptTokens } from '../../tokenize.js';
 import { formatSse } from '../../translate/sse.js';
 import type { ClientFormat } from '../types.js';
+import type { UsageCostPlaces } from '../usage-cost.js';
 
 const ERROR_TYPES: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error',
@@ -22,6 +23,12 @@ function errorBody(error: GatewayError): Record<string, unknown> {
   return { error: { message: error.message, type: ERROR_TYPES[error.kind], code: error.code, param: error.extra.param ?? null } };
 }
 
+/** A `data:` chunk whose `usage` is an object: the final usage chunk (every other chunk has `usage: null` or none). */
+const USAGE_CHUNK = /^data: .*"usage"\s*:\s*\{/s;
+
+/** `usage.cost` in the completion's `usage` and in the final usage chunk of a stream (OpenRouter's place for it). */
+export const chatUsageCost: UsageCostPlaces = { answer: ['usage'], frame: (frame) => (USAGE_CHUNK.test(frame) ? ['usage'] : null) };
+
 /** The openai-chat client format. */
 export const openaiChatFormat: ClientFormat = {
   id: 'openai-chat',
@@ -30,6 +37,7 @@ export const openaiChatFormat: ClientFormat = {
   streamErrorFrame: (error) => formatSse(JSON.stringify(errorBody(error))),
   streamDoneFrame: 'data: [DONE]\n\n',
   betaHeader: null,
+  usageCost: chatUsageCost,
   tokens: {
     estimateInputTokens: (body) => countChatPromptTokens(body.messages as unknown[], body.tools as unknown[] | undefined),
     inputParam: 'messages',

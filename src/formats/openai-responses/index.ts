@@ -7,6 +7,7 @@ import { countResponsesPromptTokens } from '../../tokenize.js';
 import { formatSse } from '../../translate/sse.js';
 import { openaiChatFormat } from '../openai-chat/index.js';
 import type { ClientFormat } from '../types.js';
+import { namedEventFrame } from '../usage-cost.js';
 
 /** Calls a built-in web search may make when the client sets no `max_tool_calls`. */
 export const DEFAULT_TOOL_CALL_CAP = 5;
@@ -26,6 +27,8 @@ export const openaiResponsesFormat: ClientFormat = {
   streamErrorFrame: (error: GatewayError) => responsesErrorFrame(error, 0),
   streamDoneFrame: null,
   betaHeader: null,
+  // The response's `usage`; streamed, the terminal event's `response.usage` (an incomplete response is billed too).
+  usageCost: { answer: ['usage'], frame: namedEventFrame(new Set(['response.completed', 'response.incomplete']), ['response', 'usage']) },
   tokens: {
     estimateInputTokens: countResponsesPromptTokens,
     inputParam: 'input',

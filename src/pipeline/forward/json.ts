@@ -3,6 +3,7 @@
  * fetching the output a finished job names) and answers the client with the translated JSON.
  */
 import { GatewayError } from '../../errors.js';
+import { jsonWithCost } from '../../formats/usage-cost.js';
 import { readPointer } from '../../meters/pointer.js';
 import { AttemptError, retryAfterMs } from '../../upstream/attempt-error.js';
 import { readBounded } from '../../upstream/body.js';
@@ -16,6 +17,16 @@ import { jobStart, pollJob } from './poll.js';
 import type { GeneratedOutput, TranslatedAnswer } from '../../translate/types.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
+
+/**
+ * The answer with `usage.cost` (issue 31 item 12) where its format carries one: what the meter settled
+ * the request for, 0 when it charged nothing; serialized here so the decimal keeps its exact digits.
+ */
+function withUsageCost(ctx: RequestContext, body: Record<string, unknown>): Record<string, unknown> | string {
+  const places = ctx.format.usageCost;
+  if (!places || !ctx.route.billable) return body;
+  return jsonWithCost(body, places.answer, ctx.chargedNano ?? 0n) ?? body;
+}
 
 /** Reads an upstream body as JSON; null when it is not JSON (error bodies of proxies, HTML pages). */
 export async function readJsonBody(response: UpstreamResponse): Promise<unknown> {
@@ -121,6 +132,6 @@ function answer(ctx: RequestContext, translated: TranslatedAnswer, upstreamBody:
     // An operation that outlived its client is billed and kept; there is nobody to answer.
     if (ctx.clientGone.aborted) return;
     if (text) await ctx.reply.code(200).header('content-type', text.contentType).send(text.data);
-    else await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
+    else await ctx.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(withUsageCost(ctx, body));
   };
 }

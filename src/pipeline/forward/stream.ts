@@ -17,6 +17,7 @@ import type { Runtime } from '../stage.js';
 import { startCheckpoints } from './checkpoint.js';
 import { waitForDrain } from './drain.js';
 import { sendUpstream } from './json.js';
+import { UsageTail } from './usage-tail.js';
 
 function startSse(ctx: RequestContext): void {
   ctx.reply.hijack();
@@ -100,7 +101,7 @@ function idleGuard(ctx: RequestContext): { refresh(): void; writing(on: boolean)
  */
 const DRAIN_MS = 250;
 
-async function pump(ctx: RequestContext, body: UpstreamResponse['body'], translator: StreamTranslator): Promise<StreamEnd> {
+async function pump(ctx: RequestContext, body: UpstreamResponse['body'], translator: StreamTranslator, usage: UsageTail): Promise<StreamEnd> {
   const parser = new SseParser();
   // StringDecoder keeps a character split between two pieces for the next, like TextDecoder's stream
   // mode, at about a third of its cost per stream (TextDecoder opens an ICU converter per instance).
@@ -124,12 +125,14 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
         if (step.error) { failed = step.error; break; }
         ctx.streamTap?.(step.frames);
         if (step.done) done = true;
+        // The final usage and what follows it wait for the bill (usage.cost; issue 31 item 12).
+        const stepFrames = usage.take(step.frames);
         if (preamble.open) {
-          for (const frame of step.frames) frames += frame;
+          for (const frame of stepFrames) frames += frame;
         } else {
           // Frames before the first content wait (a failure then is retried unseen, the held frames dropped).
           let own = '';
-          for (const frame of step.frames) own += frame;
+          for (const frame of stepFrames) own += frame;
           frames += preamble.pass(own, done);
         }
         if (done) {
@@ -189,9 +192,10 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   // A stream may outlive its reservation's lifetime: keep the hold alive while it runs, and record on
   // it what was delivered so far (billed by the sweeper if this process dies mid-stream).
   const stopCheckpoints = ctx.hold ? startCheckpoints(ctx, runtime, translator) : null;
+  const usage = new UsageTail(ctx.route.billable ? ctx.format.usageCost : null);
   let end: StreamEnd;
   try {
-    end = await pump(ctx, response.body, translator);
+    end = await pump(ctx, response.body, translator, usage);
   } finally {
     stopCheckpoints?.();
     runtime.metrics?.streamClosed();
@@ -214,5 +218,6 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   // Cut after content: the attempt loop may continue it on another source (issue 29 item 6).
   if (end.kind === 'error' && ctx.routing) ctx.routing.cut = { error: end.error, delivered: translator.deliveredText(), tail };
   if (!ctx.started) startSse(ctx);
-  ctx.finish = () => { ctx.reply.raw.end(tail); };
+  // Written once billed: the held final usage with what the meter charged, then the closing frame.
+  ctx.finish = () => { ctx.reply.raw.end(usage.release(ctx.chargedNano) + tail); };
 }

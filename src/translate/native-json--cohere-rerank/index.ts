@@ -1,42 +1,23 @@
 /**
  * The native rerank request (spec 4.13) to Cohere's `POST /v2/rerank` (docs/vendors/native-ops.md):
- * documents as strings (an object's `text` is sent as the string: v2 takes no objects), `top_n` as is;
- * the answer's indexes and relevance scores back, with `usage.searches` = 1 (one search unit per
- * request whatever the vendor bills, spec 1). Cohere errors are `{id, message}`.
+ * documents as strings (an object's `text` is sent as the string: v2 takes no objects), `top_n` and
+ * `max_tokens_per_doc` as is; the answer's indexes and relevance scores back (with each `document`
+ * when `return_documents` is set: Cohere's v1 option, which its v1 client and LangChain's CohereRerank
+ * send), with `usage.searches` = 1 (one search unit per request whatever the vendor bills, spec 1).
+ * Cohere errors are `{id, message}`.
  */
-import type { CompiledOffering } from '../../config/types.js';
 import { GatewayError } from '../../errors.js';
+import { cohereRerankRequest, readRerankResults, type RerankDocument } from '../cohere-rerank.js';
 import type { Translator, TranslatorOptions } from '../types.js';
 import { mapUpstreamError } from '../upstream-error.js';
 
-type Document = string | { text: string };
-
-interface CohereResult { index?: unknown; relevance_score?: unknown }
-
-function readResults(upstream: Record<string, unknown>, count: number): Array<{ index: number; relevance_score: number }> {
-  const results = upstream.results;
-  if (!Array.isArray(results)) throw new GatewayError('upstream_error', 'The upstream provider sent a rerank answer without results.');
-  return (results as CohereResult[]).map((r) => {
-    if (typeof r.index !== 'number' || !Number.isInteger(r.index) || r.index < 0 || r.index >= count || typeof r.relevance_score !== 'number') {
-      throw new GatewayError('upstream_error', 'The upstream provider sent a malformed rerank result.');
-    }
-    return { index: r.index, relevance_score: r.relevance_score };
-  });
-}
-
 /** Creates the rerank translator for one request. */
 export function createNativeJsonToCohereRerank(clientBody: Record<string, unknown>, _options?: TranslatorOptions): Translator {
-  const documents = clientBody.documents as Document[];
+  const documents = clientBody.documents as RerankDocument[];
   return {
-    request(body: Record<string, unknown>, offering: CompiledOffering) {
-      return {
-        model: offering.upstreamModel, query: body.query,
-        documents: documents.map((d) => (typeof d === 'string' ? d : d.text)),
-        ...(body.top_n !== undefined ? { top_n: body.top_n } : {}),
-      };
-    },
+    request: (body, offering) => cohereRerankRequest(body, documents, offering),
     response(upstream, clientModel) {
-      const results = readResults(upstream, documents.length);
+      const results = readRerankResults(upstream, documents, clientBody.return_documents === true);
       return { body: { object: 'list', model: clientModel, results, usage: { searches: 1 } }, usage: null, outputText: '' };
     },
     stream: () => { throw new GatewayError('invalid_request', 'Rerank does not stream.'); },
