@@ -31,4 +31,9 @@ export interface TokenReader {
   maxOutputParam(body: Record<string, unknown>): string;
   /** Billable built-in tools the request enables, with the most calls each can make (for the reservation). */
   billableTools(body: Record<string, unknown>): Record<string, number>;
+  /**
+   * How many answers the request asks for, each up to the output cap (chat completions' `n`); absent: one.
+   * The reservation covers every one of them.
+   */
+  answerCount?(body: Record<string, unknown>): number;
 }

@@ -123,7 +123,8 @@ export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHe
     demand(ctx): Demand {
       const inputTokens = estimate ? estimate.tokens(ctx) : reader.estimateInputTokens(ctx.body);
       const floorParam = estimate ? estimate.param : reader.inputParam;
-      return { limiterUnits: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0), limiterFloor: inputTokens, floorParam };
+      const answers = reader.answerCount?.(ctx.body) ?? 1;
+      return { limiterUnits: inputTokens + (reader.requestedMaxOutput(ctx.body) ?? 0) * answers, limiterFloor: inputTokens, floorParam };
     },
 
     quote(ctx, demand, offering = ctx.model!.offering): Quote {
@@ -131,7 +132,8 @@ export function tokenMeter(reader: TokenReader, estimate?: InputEstimate, costHe
       const inputEstimate = demand.limiterFloor;
       const hold: HoldQuote = {
         // `output_times` (spec 4.14 images): the model's max_output_tokens is per image asked for.
-        inputEstimate, maxOutput: reader.requestedMaxOutput(ctx.body) ?? offering.maxOutputTokens * (outputTimes?.(ctx) ?? 1),
+        // `n` answers (chat completions): each may reach the cap, so all of them are reserved for.
+        inputEstimate, maxOutput: (reader.requestedMaxOutput(ctx.body) ?? offering.maxOutputTokens * (outputTimes?.(ctx) ?? 1)) * (reader.answerCount?.(ctx.body) ?? 1),
         toolsNano: toolCap(reader.billableTools(ctx.body), offering), marginPercent: ctx.gateway.settings.inputMarginPercent, offering,
       };
       // The route's param defaults are in ctx.body; the client's own body tells whether it set the cap.

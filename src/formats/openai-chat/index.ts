@@ -49,5 +49,7 @@ export const openaiChatFormat: ClientFormat = {
     maxOutputParam: (body) => (typeof body.max_completion_tokens === 'number' ? 'max_completion_tokens' : 'max_tokens'),
     // Chat completions have no built-in tools with a per-call meter.
     billableTools: () => ({}),
+    // `n` choices, each up to the output cap: the vendor bills the output of all of them.
+    answerCount: (body) => (typeof body.n === 'number' && Number.isSafeInteger(body.n) && body.n > 1 ? body.n : 1),
   },
 };
