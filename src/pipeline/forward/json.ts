@@ -14,6 +14,7 @@ import { answerWithFile } from './file.js';
 import { fetchOutput } from './outputs.js';
 import { jobStart, pollJob } from './poll.js';
 import type { GeneratedOutput } from '../../translate/types.js';
+import { answerModelId } from '../../config/aliases.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
 
@@ -94,7 +95,7 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
   }
   if (ctx.work.aborted) return;
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
-  const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers, outputs);
+  const { body, usage, outputText, quantities = {} } = ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, answerModelId(ctx.model!.offering, ctx.routing?.clientBody.model), headers, outputs);
   // What a quantity meter may read: the upstream answer and headers, and the client answer.
   const answer = { upstreamBody, headers, clientBody: body, quantities };
   ctx.outcome = { delivery: 'full', reported: usage, deliveredText: outputText, answer };
