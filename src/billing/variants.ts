@@ -37,7 +37,7 @@ export function variantFor(offering: CompiledOffering, body: Readonly<Record<str
   const param = names.find((name) => !variants.some((v) => v.when[name] === undefined || v.when[name] === requestValue(body, name, offering))) ?? names[0]!;
   const asked = names.map((name) => `${name} ${requestValue(body, name, offering) ?? '(none)'}`).join(', ');
   const priced = variants.map((v) => `${describeVariant(v)} ($${formatUsd(v.price)})`).join('; ');
-  throw new GatewayError('unsupported_parameter', `The model "${offering.id}" has no price for ${asked}. Priced combinations: ${priced}.`, { param });
+  throw new GatewayError('unsupported_parameter', `Unsupported value for '${param}' on model "${offering.id}": no price for ${asked}. Priced combinations: ${priced}.`, { param });
 }
 
 /** The price of one `per` of the offering's unit for this request: its variant's, or the offering's one price. */
