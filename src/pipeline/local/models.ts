@@ -2,14 +2,15 @@
  * Model discovery answered by the gateway itself (spec 4.17): identity fields only, free, and
  * working at zero balance. Lists enabled, available offerings of the route's service types, or of
  * `?service_type=` when given, each followed by its aliases as entries of their own (issue 31 item 4:
- * OpenAI and Anthropic both list dated ids as models, and retrieve answers for them).
+ * both vendors' models APIs list dated ids as models, and retrieve answers for them).
  *
- * One shape both official SDKs parse (issue 31 item 5): each model has OpenAI's `id`, `object`,
- * `created`, `owned_by` and Anthropic's `type`, `display_name`, `created_at`; the list has OpenAI's
- * `object` and `data` and Anthropic's `has_more`, `first_id`, `last_id`, and takes Anthropic's paging
- * query (`limit` 1 to 1000, `after_id`, `before_id`). Without `limit` the whole list is one page:
- * OpenAI's list has no paging, so its clients read one answer (Anthropic's default of 20 would cut
- * them short); the Anthropic SDK sends `limit` when it pages and follows `last_id` while `has_more`.
+ * One shape both official SDKs parse (issue 31 item 5): each model has the completions-style format's
+ * `id`, `object`, `created`, `owned_by` and the messages-style format's `type`, `display_name`,
+ * `created_at`; the list has the former's `object` and `data` and the latter's `has_more`,
+ * `first_id`, `last_id`, and takes the latter's paging query (`limit` 1 to 1000, `after_id`,
+ * `before_id`; ../shared/specs, models_list). Without `limit` the whole list is one page: the
+ * completions-style list has no paging, so its clients read one answer (the messages-style default of
+ * 20 would cut them short); the messages-style SDK follows `last_id` as `after_id` while `has_more`.
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { modelById } from '../../config/aliases.js';
@@ -20,7 +21,7 @@ import type { RequestContext } from '../context.js';
 function identity(offering: CompiledOffering, id = offering.id): Record<string, unknown> {
   return {
     id, object: 'model', created: offering.created, owned_by: offering.providerId,
-    // Anthropic's ModelInfo: created_at is RFC 3339 (the epoch when the release date is unknown, as Anthropic allows).
+    // The messages-style ModelInfo: created_at is RFC 3339 (the epoch when the release date is unknown, as its spec allows).
     type: 'model', display_name: offering.displayName ?? offering.id, created_at: new Date(offering.created * 1000).toISOString().replace('.000Z', 'Z'),
   };
 }
@@ -32,7 +33,7 @@ function queryText(query: Record<string, unknown>, name: string): string | undef
   throw new GatewayError('invalid_request', `The query parameter '${name}' may be given once.`, { param: name });
 }
 
-/** Anthropic's `limit`: a whole number from 1 to 1000; undefined when absent (the whole list). */
+/** The messages-style `limit`: a whole number from 1 to 1000; undefined when absent (the whole list). */
 function pageLimit(query: Record<string, unknown>): number | undefined {
   const text = queryText(query, 'limit');
   if (text === undefined) return undefined;
@@ -48,7 +49,7 @@ function cursorAt(ids: readonly string[], name: string, id: string): number {
   return at;
 }
 
-/** One page of `entries` under Anthropic's paging query: the page and whether more lie in its direction. */
+/** One page of `entries` under the messages-style paging query: the page and whether more lie in its direction. */
 function page(entries: Array<Record<string, unknown>>, query: Record<string, unknown>): { data: Array<Record<string, unknown>>; hasMore: boolean } {
   const limit = pageLimit(query);
   const after = queryText(query, 'after_id');
