@@ -164,12 +164,15 @@ const CATALOG_SCHEMA: Json = {
   properties: {
     object: { const: 'list' },
     data: { type: 'array', items: { type: 'object', required: ['id', 'provider', 'service_type', 'availability', 'billing'], properties: {
-      id: { type: 'string' }, provider: { type: 'string' }, service_type: { type: 'string' },
+      id: { type: 'string' }, display_name: { type: 'string' }, provider: { type: 'string' }, service_type: { type: 'string' },
+      aliases: { type: 'array', items: { type: 'string' }, description: 'Other model ids the offering answers to, priced and billed as it (issue 31 item 4).' },
       availability: { enum: ['available', 'coming_soon', 'unavailable'] },
       native_responses: { type: 'boolean' },
       context_window: { type: 'integer', minimum: 1, description: 'Input plus output tokens the model can attend to.' },
       max_output_tokens: { type: 'integer', minimum: 0, description: 'Most output tokens the model can produce; a larger client cap is a 400. 0 for an embedding model (it generates no tokens).' },
-      billing: { type: 'object', required: ['unit', 'per', 'prices'], properties: { unit: { type: 'string' }, per: { type: 'integer' }, prices: { type: 'object', additionalProperties: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } } } },
+      billing: { type: 'object', required: ['unit', 'per', 'prices'], properties: { unit: { type: 'string' }, per: { type: 'integer' }, prices: { type: 'object', additionalProperties: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } },
+        // Priced variants (issue 31 item 8): the first whose request values match prices a request.
+        variants: { type: 'array', items: { type: 'object', required: ['when', 'price'], properties: { when: { type: 'object', additionalProperties: { type: 'string' } }, price: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } } } } } },
     },
     // Token-priced offerings always carry their token limits.
     if: { required: ['billing'], properties: { billing: { required: ['unit'], properties: { unit: { const: 'token' } } } } },

@@ -20,6 +20,7 @@ import type { RawGateway } from './load.js';
 import type { Limits } from '../limits/types.js';
 import { checkDeploymentRoutes, compileSources } from './deployments.js';
 import { checkFallbacks } from './fallbacks.js';
+import { compileAliases } from './aliases.js';
 import { compileRouting, DEFAULT_ROUTING } from './routing.js';
 import { compileGrants } from './grants.js';
 import type { CompiledGateway, CompiledRoute, ConsoleSettings, FilesSettings, GatewaySettings } from './types.js';
@@ -199,5 +200,6 @@ export async function compileGateway(raw: RawGateway, ctx: CompileContext): Prom
   checkFallbacks(offerings, sources);
   checkMeters(routes, offerings, providers);
   chooseDefaultModels(routes, offerings, providers);
-  return { root: raw.root, loadedAt: new Date(), settings, routes, providers, offerings, wireSchemas: wire };
+  const aliases = compileAliases(offerings, sources);
+  return { root: raw.root, loadedAt: new Date(), settings, routes, providers, offerings, aliases, wireSchemas: wire };
 }

@@ -11,6 +11,7 @@ import { ManifestError } from './errors.js';
 import type { LineOf } from './load.js';
 import { compilePoll } from './poll.js';
 import type { UsageDialect } from './usage-dialect.js';
+import { compileVariants } from './variants.js';
 import type { CompiledOffering, CompiledOperation, CompiledProvider, OfferingFileLimit, UpstreamAnswerKind, UpstreamRequestKind } from './types.js';
 
 /** What provider compilation needs from outside the manifests. */
@@ -144,6 +145,18 @@ function tokenBilling(file: string, at: string, o: OfferingManifest): Pick<Compi
 const NO_TOKEN_PRICES = { input: 0n, output: 0n, cachedInput: 0n, cacheWrite: 0n, imageInput: 0n };
 
 /**
+ * Every unit but tokens: one `price`, or priced `variants` (issue 31 item 8). A variant offering's
+ * `price` is its cheapest variant's, read only to order default offerings (the meters price each
+ * request at its variant); its `priceText` is empty, the catalogue lists the variants instead.
+ */
+function quantityBilling(file: string, index: number, o: OfferingManifest): CompiledOffering['billing'] {
+  const variants = compileVariants(file, index, o);
+  const base = { unit: o.billing.unit, per: BigInt(o.billing.per), prices: NO_TOKEN_PRICES, tools: {}, toolText: {}, variants };
+  if (variants.length > 0) return { ...base, price: variants.reduce((low, v) => (v.price < low ? v.price : low), variants[0]!.price), priceText: {} };
+  return { ...base, price: priceOf(file, `/offerings/${index}/billing/price`, o.billing.price), priceText: { [o.billing.unit]: o.billing.price! } };
+}
+
+/**
  * A token-billed offering's context window and output cap, both declared (the schema requires them;
  * this narrows the type), as the catalogue shows them (issue 8 item 6); 0 for other units, never read.
  * An output cap of 0 is an embedding's (it generates no tokens): on any other model it would refuse
@@ -196,10 +209,11 @@ export function compileOfferings(file: string, m: ProviderManifest): OfferingBas
     const at = `/offerings/${index}/billing`;
     const tokens = o.billing.unit === 'token';
     const billing: CompiledOffering['billing'] = tokens
-      ? { unit: 'token', per: BigInt(o.billing.per), price: 0n, ...tokenBilling(file, at, o) }
-      : { unit: o.billing.unit, per: BigInt(o.billing.per), prices: NO_TOKEN_PRICES, price: priceOf(file, `${at}/price`, o.billing.price), priceText: { [o.billing.unit]: o.billing.price! }, tools: {}, toolText: {} };
+      ? { unit: 'token', per: BigInt(o.billing.per), price: 0n, ...tokenBilling(file, at, o), variants: [] }
+      : quantityBilling(file, index, o);
     return {
-      id: o.id, upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
+      id: o.id, aliases: o.aliases ?? [], displayName: o.display_name ?? o.id,
+      upstreamModel: o.upstream_model ?? o.id, providerId: m.id, serviceType: o.service_type,
       availability: o.availability, enabled: o.enabled !== false, nativeResponses: o.native_responses === true,
       structuredOutput: o.structured_output === true, created: o.created ?? 0,
       ...tokenLimitsOf(file, index, o), billing,

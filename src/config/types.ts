@@ -16,12 +16,26 @@ export interface TokenPrices {
   imageInput: bigint;
 }
 
+/**
+ * One priced variant of a non-token offering (issue 31 item 8, `billing.variants`): the request values
+ * it applies to, compared as text, and its price in nano-USD per `per` units.
+ */
+export interface PriceVariant { when: Readonly<Record<string, string>>; price: bigint; priceText: string }
+
 /** A model's own limits on one multipart file part of a route (spec 4.14: the model may accept fewer references). */
 export interface OfferingFileLimit { max?: number; maxBytes?: number; mime?: ReadonlySet<string>; square?: boolean }
 
 /** One model offering as the pipeline sees it. */
 export interface CompiledOffering {
   id: string;
+  /**
+   * Other ids the offering answers to (issue 31 item 4: the vendors' dated ids), accepted wherever a
+   * model id is and billed as the offering; unique across every id and alias (checked at load).
+   * Always set by compile; optional so that a hand-built offering (a unit test's) needs none.
+   */
+  aliases?: readonly string[];
+  /** A human-readable name (Anthropic's models API `display_name`); the id when absent. */
+  displayName?: string;
   upstreamModel: string;
   providerId: string;
   serviceType: ServiceType;
@@ -38,9 +52,10 @@ export interface CompiledOffering {
   contextWindow: number;
   /**
    * Prices in nano-USD per `per` units. Token offerings use `prices` (and `tools`); every other unit
-   * one `price` (spec 1). The other side is zero, never read.
+   * one `price` (spec 1), or `variants` priced by request values (issue 31 item 8; `price` is then the
+   * cheapest variant's, for ordering only; absent `variants`: none). The other side is zero, never read.
    */
-  billing: { unit: BillingUnit; per: bigint; prices: TokenPrices; price: bigint; priceText: Record<string, string>; tools: Record<string, bigint>; toolText: Record<string, string> };
+  billing: { unit: BillingUnit; per: bigint; prices: TokenPrices; price: bigint; priceText: Record<string, string>; tools: Record<string, bigint>; toolText: Record<string, string>; variants?: readonly PriceVariant[] };
   /** Built-in skills the model can run (spec 4.6 support table). */
   skills: ReadonlySet<string>;
   /** The model's own parameter policies, applied after the route's (e.g. voice settings a speech model refuses, spec 4.8). */
@@ -305,6 +320,8 @@ export interface CompiledGateway {
   routes: CompiledRoute[];
   providers: ReadonlyMap<string, CompiledProvider>;
   offerings: ReadonlyMap<string, CompiledOffering>;
+  /** Each offering's aliases (issue 31 item 4), alias to offering; look a client's model id up with modelById. */
+  aliases: ReadonlyMap<string, CompiledOffering>;
   /** Wire schemas by path under schemas/, for codegen and response checks. */
   wireSchemas: ReadonlyMap<string, object>;
 }

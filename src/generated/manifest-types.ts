@@ -1196,6 +1196,16 @@ export interface Offering {
    * Model name sent upstream (default: id).
    */
   upstream_model?: string;
+  /**
+   * Other model ids this offering answers to (issue 31 item 4: a vendor's dated ids, e.g. claude-sonnet-4-5-20250929): accepted wherever a model id is, priced and billed as the offering (usage rows name the offering's id), listed by GET /v1/models and the public catalogue. Unique across every offering's id and aliases (checked at load).
+   *
+   * @minItems 1
+   */
+  aliases?: string[];
+  /**
+   * A human-readable name, as Anthropic's models API shows it (e.g. Claude Sonnet 4.5); default: the id.
+   */
+  display_name?: string;
   service_type: ServiceType;
   availability: 'available' | 'coming_soon' | 'unavailable';
   /**
@@ -1251,6 +1261,20 @@ export interface Offering {
      * Decimal USD, at most 9 decimals.
      */
     price?: string;
+    /**
+     * Prices that depend on request values (issue 31 item 8: dall-e-3 by size and quality), instead of one `price`, for every unit but token: the first variant whose `when` matches the request prices it (a value the client leaves out is the model's `params` default); a request that matches none is a 400 naming the priced combinations, before anything is reserved.
+     *
+     * @minItems 1
+     */
+    variants?: {
+      /**
+       * Request parameters and the value each must have (compared as text, so a multipart field matches too).
+       */
+      when: {
+        [k: string]: string | number | boolean;
+      };
+      price: Price;
+    }[];
   };
   /**
    * Served natively by the responses API (responses-passthrough); false: chat-only.
@@ -1266,6 +1290,10 @@ export interface Offering {
   params?: {
     [k: string]: {
       unsupported?: 'reject';
+      /**
+       * The value the model takes when the client leaves the parameter out (sent upstream explicitly), as the vendor defaults it; `billing.variants` price an absent parameter at this value.
+       */
+      default?: string | number | boolean;
       /**
        * The values this model accepts for the parameter (when present); any other is a 400 unsupported_parameter naming the parameter and these values.
        *

@@ -3,12 +3,14 @@
  * records, pages, features, seconds, images, megapixels, minutes; spec 1). One usage row per request:
  * kind = the route's id (the capability), unit = the billing unit, quantity = the declared source
  * rounded as declared, amount = quantity x price / per rounded once (half away from zero). The hold is
- * the declared reserve quantity, priced and rounded up, so it never falls short by a nano.
+ * the declared reserve quantity, priced and rounded up, so it never falls short by a nano. The price
+ * is the request's priced variant's when the offering has `billing.variants` (issue 31 item 8).
  */
 import type { CompiledOffering } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import { unitPrice } from '../billing/pricing.js';
+import { describeVariant, requestUnitPrice, variantFor } from '../billing/variants.js';
 import { divideRounded, formatUsd } from '../money.js';
 import { CounterInputError } from './counters/index.js';
 import { fileFacts, inputField, MissingQuantityError, readScaled, readsRequestOnly, type ScaledSource, type SourceInputs } from './sources.js';
@@ -36,15 +38,18 @@ export function roundQuantity(value: number, mode: Rounding): bigint {
   return BigInt(whole);
 }
 
-/** quantity x price / per, rounded half away from zero: the one rounding of a usage row. */
-export function quantityCharge(quantity: bigint, offering: CompiledOffering, stepsPerUnit = 1n): bigint {
-  return divideRounded(quantity * unitPrice(offering), offering.billing.per * stepsPerUnit);
+/**
+ * quantity x price / per, rounded half away from zero: the one rounding of a usage row. `price` is the
+ * request's (its priced variant's, issue 31 item 8); the offering's one price by default.
+ */
+export function quantityCharge(quantity: bigint, offering: CompiledOffering, stepsPerUnit = 1n, price = unitPrice(offering)): bigint {
+  return divideRounded(quantity * price, offering.billing.per * stepsPerUnit);
 }
 
-/** The same, rounded up: what a hold reserves. */
-export function quantityHold(quantity: bigint, offering: CompiledOffering, stepsPerUnit = 1n): bigint {
+/** The same, rounded up: what a hold reserves (at the same variant's price, so the hold never falls short). */
+export function quantityHold(quantity: bigint, offering: CompiledOffering, stepsPerUnit = 1n, price = unitPrice(offering)): bigint {
   const per = offering.billing.per * stepsPerUnit;
-  return (quantity * unitPrice(offering) + per - 1n) / per;
+  return (quantity * price + per - 1n) / per;
 }
 
 function read(source: ScaledSource, inputs: SourceInputs, round: Rounding, stepsPerUnit = 1n): bigint {
@@ -87,7 +92,8 @@ export function quantityMeter(spec: QuantitySpec): Meter {
   return {
     unit: spec.unit,
     knownAtHeaders: knownAtHeaders(spec.source),
-    check: () => undefined,
+    // A priced-variant offering refuses a request none of its variants prices (issue 31 item 8), before the hold.
+    check: (ctx, offering = ctx.model!.offering) => { variantFor(offering, ctx.body); },
     // Input tokens metered as a quantity (embeddings) count against the token rate limit like chat's.
     demand: (ctx) => {
       if (spec.unit !== 'token') return { limiterUnits: 0, limiterFloor: 0, floorParam: null };
@@ -98,13 +104,14 @@ export function quantityMeter(spec: QuantitySpec): Meter {
     quote(ctx: MeterContext, demand, offering = ctx.model!.offering): Quote {
       // Input tokens metered as a quantity were counted for the demand already.
       const quantity = spec.unit === 'token' ? BigInt(demand.limiterUnits) : read(spec.reserve, { request: ctx.body, files: fileFacts(ctx), answer: null }, spec.round, k);
-      const amountNano = quantityHold(quantity, offering, k);
+      const price = requestUnitPrice(offering, ctx.body);
+      const amountNano = quantityHold(quantity, offering, k, price);
       return {
         amountNano, inputEstimate: 0,
         refusal: (account) => {
           const available = account.balanceNano + account.creditLimitNano;
           return {
-            message: `Insufficient balance: this request needs $${formatUsd(amountNano)} reserved (${decimal(quantity, k)} ${plural(spec.unit, quantity === k ? 1n : 2n)} at $${formatUsd(unitPrice(offering))} per ${offering.billing.per}); $${formatUsd(available > 0n ? available : 0n)} is available. Top up.`,
+            message: `Insufficient balance: this request needs $${formatUsd(amountNano)} reserved (${decimal(quantity, k)} ${plural(spec.unit, quantity === k ? 1n : 2n)} at $${formatUsd(price)} per ${offering.billing.per}); $${formatUsd(available > 0n ? available : 0n)} is available. Top up.`,
             param: null,
           };
         },
@@ -115,10 +122,15 @@ export function quantityMeter(spec: QuantitySpec): Meter {
       if (outcome.delivery === 'none' || !outcome.answer) return null;
       const offering = ctx.model!.offering;
       const quantity = read(spec.source, { request: ctx.body, files: fileFacts(ctx), answer: outcome.answer }, spec.round, k);
-      const amountNano = quantityCharge(quantity, offering, k);
-      const details: Record<string, string> = { price_usd: formatUsd(unitPrice(offering)), per: offering.billing.per.toString() };
+      const variant = variantFor(offering, ctx.body);
+      const price = variant?.price ?? unitPrice(offering);
+      const amountNano = quantityCharge(quantity, offering, k, price);
+      const details: Record<string, string> = { price_usd: formatUsd(price), per: offering.billing.per.toString() };
+      // The request values that chose the price (issue 31 item 8).
+      if (variant) details.variant = describeVariant(variant);
       // A stepped meter's row counts steps (e.g. half seconds); details say so.
       if (k !== 1n) Object.assign(details, { step: decimal(1n, k), quantity: decimal(quantity, k) });
+      // The row names the offering's id, also when the client asked for one of its aliases (issue 31 item 4).
       const row: UsageRowInput = {
         requestId: ctx.requestId, keyId: ctx.auth?.keyId ?? null, model: offering.id, kind: spec.kind, unit: spec.unit,
         quantity, amountNano, details,

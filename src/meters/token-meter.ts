@@ -46,7 +46,10 @@ function reportedTokens(outcome: MeterOutcome): TokenUsage | null {
  */
 const ESTIMATED = { counted_by: 'gateway_tokenizer', estimated: true } as const;
 
-/** The token usage row of one request (kind `tokens`, details with every count), tagged with the caller's key. */
+/**
+ * The token usage row of one request (kind `tokens`, details with every count), tagged with the
+ * caller's key. `model` is the offering's id, also when the client asked for an alias (issue 31 item 4).
+ */
 export function tokenRow(ctx: MeterContext, usage: TokenUsage, offering: CompiledOffering, estimated: boolean): UsageRowInput {
   return {
     requestId: ctx.requestId, keyId: ctx.auth?.keyId ?? null, model: offering.id, kind: 'tokens', unit: 'token',

@@ -5,6 +5,7 @@
  * `messages-files` rewrites each to the vendor's id and marks the request as using the operation's
  * `files` feature; `count-unsupported` refuses an owned reference (count_tokens cannot estimate a file).
  */
+import { modelById } from '../config/aliases.js';
 import { GatewayError } from '../errors.js';
 import type { RouteManifest } from '../generated/manifest-types.js';
 import type { RequestContext } from './context.js';
@@ -40,7 +41,7 @@ export async function resolveFileReferences(ctx: RequestContext, runtime: Runtim
   const files = fileServices(runtime).messages;
   if (!files) throw new GatewayError('invalid_request', 'File references are not supported on this gateway.');
   const accountId = ctx.auth!.accountId;
-  const offering = typeof ctx.body.model === 'string' ? ctx.gateway.offerings.get(ctx.body.model) : undefined;
+  const offering = typeof ctx.body.model === 'string' ? modelById(ctx.gateway, ctx.body.model) : undefined;
   const vendorIds = new Map<string, string>();
   for (const source of sources) {
     const record = await files.get(accountId, source.file_id);

@@ -12,6 +12,7 @@ import { meterOf } from '../meters/index.js';
 import type { RequestContext, ServingPlan } from './context.js';
 import { servingDeployments } from './deployment.js';
 import { chooseUpstream } from '../config/upstream-choice.js';
+import { modelById } from '../config/aliases.js';
 
 /** The most ids a client may list in `models`. */
 export const MAX_CLIENT_MODELS = 8;
@@ -41,7 +42,7 @@ function canServe(ctx: RequestContext, offering: CompiledOffering): boolean {
 /** The client's `models`, each one it may use on this route, or its 400. */
 function clientModels(ctx: RequestContext, ids: readonly string[]): CompiledOffering[] {
   return ids.map((id) => {
-    const offering = ctx.gateway.offerings.get(id);
+    const offering = modelById(ctx.gateway, id);
     if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" in 'models' does not exist; refresh the catalogue.`, { param: 'models' });
     if (!canServe(ctx, offering)) throw new GatewayError('model_not_available', `The model "${id}" in 'models' cannot serve this request on ${ctx.route.manifest.path}.`, { param: 'models' });
     return offering;

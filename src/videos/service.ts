@@ -89,7 +89,11 @@ export class VideoJobs {
     return { view: await this.view(job, origin), job };
   }
 
-  /** The client's view of a job: its status, and once completed the hosted video's URL and the bill. */
+  /**
+   * The client's view of a job: its status, and once completed the hosted video's URL and the bill.
+   * `model` is the offering's id, also for a job started by an alias (issue 31 item 4): the job is
+   * kept by the offering it bills, and every later read answers the same.
+   */
   async view(job: VideoJob, origin: string): Promise<Record<string, unknown>> {
     const view: Record<string, unknown> = {
       id: job.id, object: 'video', model: job.offeringId, status: job.state, progress: job.progress,

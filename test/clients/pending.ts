@@ -22,7 +22,6 @@
  * (unlisted-sim-n-logprobs, the simulator's `n` and `logprobs`, has landed).
  */
 export const PENDING: ReadonlySet<string> = new Set([
-  'item-4', 'item-5', 'item-8',
 ]);
 
 /** True while any of `items` has not landed: the test is skipped. */

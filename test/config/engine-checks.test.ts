@@ -114,8 +114,8 @@ describe('engine config checks', () => {
     const copy = await copyConfig();
     await copy.editYaml('routes/rerank.yaml', (d) => { d.model = { required: false }; });
     await copy.editYaml('providers/cohere.yaml', (d) => {
-      d.offerings.push({ ...d.offerings[0], id: 'rerank-cheap', billing: { unit: 'search', per: 1, price: '0.001' } });
-      d.offerings.push({ ...d.offerings[0], id: 'rerank-cheaper-but-off', availability: 'unavailable', billing: { unit: 'search', per: 1, price: '0.0001' } });
+      d.offerings.push({ ...d.offerings[0], id: 'rerank-cheap', aliases: undefined, billing: { unit: 'search', per: 1, price: '0.001' } });
+      d.offerings.push({ ...d.offerings[0], id: 'rerank-cheaper-but-off', aliases: undefined, availability: 'unavailable', billing: { unit: 'search', per: 1, price: '0.0001' } });
     });
     const gateway = await compileGateway(await loadGateway(copy.configFile), { env: {}, simulatorUrl: 'http://127.0.0.1:1' });
     expect(gateway.routes.find((r) => r.manifest.id === 'rerank')!.defaultModel).toBe('rerank-cheap');

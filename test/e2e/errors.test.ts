@@ -73,7 +73,7 @@ describeStore('auth and errors', () => {
   it('serves the catalogue without auth and the OpenAPI document', async () => {
     const catalog = (await (await call('/api/public/catalog')).json()) as { data: Array<Record<string, unknown>> };
     expect(catalog.data.find((o) => o.id === 'gpt-4o-mini')).toEqual({
-      id: 'gpt-4o-mini', provider: 'openai', service_type: 'CHAT', availability: 'available', native_responses: false,
+      id: 'gpt-4o-mini', display_name: 'GPT-4o mini', aliases: ['gpt-4o-mini-2024-07-18'], provider: 'openai', service_type: 'CHAT', availability: 'available', native_responses: false,
       context_window: 128000, max_output_tokens: 16384,
       billing: { unit: 'token', per: 1000000, prices: { input: '0.15', output: '0.60', cached_input: '0.075' } },
     });

@@ -177,7 +177,8 @@ describeStore(`images: the openai SDK images.edit against the gateway (${storeKi
       ['gpt-image-1 input_fidelity', () => postForm(refused.key, form({ model: 'gpt-image-1', prompt: 'x', input_fidelity: 'max' }, [['image', one, 'image/png']])), 'input_fidelity', 'unsupported_parameter', 'high, low'],
       ['dall-e-2 two images', () => postForm(refused.key, form({ model: 'dall-e-2', prompt: 'x' }, [['image[]', one, 'image/png'], ['image[]', one, 'image/png']])), 'image', 'invalid_request', 'at most 1 file'],
       ['dall-e-2 not square', () => postForm(refused.key, form({ model: 'dall-e-2', prompt: 'x' }, [['image', png(8, 4), 'image/png']])), 'image', 'invalid_request', 'square'],
-      ['dall-e-2 size', () => postForm(refused.key, form({ model: 'dall-e-2', prompt: 'x', size: '512x512' }, [['image', one, 'image/png']])), 'size', 'unsupported_parameter', '1024x1024'],
+      // dall-e-2 edits at each size it is priced at (issue 31 item 8); another size names the priced ones.
+      ['dall-e-2 size', () => postForm(refused.key, form({ model: 'dall-e-2', prompt: 'x', size: '1536x1024' }, [['image', one, 'image/png']])), 'size', 'unsupported_parameter', 'size 256x256 ($0.016); size 512x512 ($0.018); size 1024x1024 ($0.02)'],
       ['dall-e-2 input_fidelity', () => postForm(refused.key, form({ model: 'dall-e-2', prompt: 'x', input_fidelity: 'high' }, [['image', one, 'image/png']])), 'input_fidelity', 'unsupported_parameter'],
       ['n 11', () => postForm(refused.key, form({ model: 'gpt-image-1', prompt: 'x', n: '11' }, [['image', one, 'image/png']])), 'n', 'invalid_request'],
       ['JSON style', () => postJson(t, '/v1/images/edits', refused.key, { model: 'gpt-image-1', file_id: reference, prompt: 'x', style: 'vivid' }), 'style', 'unsupported_parameter', 'JSON'],

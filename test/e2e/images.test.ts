@@ -85,8 +85,9 @@ describeStore('images: the openai SDK images.generate against the gateway', () =
       [{ model: 'gpt-image-1', style: 'vivid' }, 'style', null],
       [{ model: 'gpt-image-1', response_format: 'url' }, 'response_format', null],
       [{ model: 'dall-e-3', n: 2 }, 'n', '1'],
-      [{ model: 'dall-e-3', size: '1792x1024' }, 'size', '1024x1024'],
-      [{ model: 'dall-e-3', quality: 'hd' }, 'quality', 'standard'],
+      // dall-e-3 takes every size and quality it is priced at (issue 31 item 8); others name the priced combinations.
+      [{ model: 'dall-e-3', size: '512x512' }, 'size', null],
+      [{ model: 'dall-e-3', quality: 'low' }, 'quality', null],
       [{ model: 'dall-e-3', style: 'dramatic' }, 'style', 'vivid, natural'],
       [{ model: 'dall-e-3', response_format: 'png' }, 'response_format', 'url, b64_json'],
       [{ model: 'dall-e-3', background: 'transparent' }, 'background', null],

@@ -47,8 +47,8 @@ describeStore('model fallbacks (issue 29)', () => {
     ]);
     await copy.editYaml('providers/anthropic.yaml', (doc) => {
       const haiku = doc.offerings.find((o: { id: string }) => o.id === 'claude-haiku-4-5');
-      doc.offerings.push({ ...haiku, id: 'mx-msg', upstream_model: 'mx-msg' });
-      doc.offerings.push({ ...haiku, id: 'sticky', upstream_model: undefined, deployments: [{ provider: 'anthropic', upstream_model: 'st-a' }, { provider: 'anthropic_b', upstream_model: 'st-b', priority: 1 }] });
+      doc.offerings.push({ ...haiku, id: 'mx-msg', aliases: undefined, upstream_model: 'mx-msg' });
+      doc.offerings.push({ ...haiku, id: 'sticky', aliases: undefined, upstream_model: undefined, deployments: [{ provider: 'anthropic', upstream_model: 'st-a' }, { provider: 'anthropic_b', upstream_model: 'st-b', priority: 1 }] });
     });
     t = await startTestGateway({ configFile: copy.configFile });
   }, 60_000);

@@ -44,7 +44,7 @@ describeStore('routing scenarios (issue 29)', () => {
       const claude = doc.offerings.find((o: { id: string }) => o.id === 'claude-haiku-4-5');
       for (const id of ['r08', 'r14']) {
         doc.offerings.push({
-          ...claude, id, upstream_model: undefined, continuation: 'prefill',
+          ...claude, id, aliases: undefined, upstream_model: undefined, continuation: 'prefill',
           deployments: [{ provider: 'anthropic', upstream_model: `${id}-a` }, { provider: 'anthropic', upstream_model: `${id}-b`, priority: 1 }],
         });
       }

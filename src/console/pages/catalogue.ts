@@ -13,13 +13,21 @@ interface Entry { id: string; service_type?: string; availability?: string; bill
 
 /**
  * An entry's prices in words, from its billing object: "input $2.50 · output $10.00 per 1000000
- * tokens", or "$10.00 per 1000000 characters"; a built-in tool's price (web_search) is per call.
+ * tokens", or "$10.00 per 1000000 characters"; a built-in tool's price (web_search) is per call; each
+ * priced variant with its request values.
  */
 function prices(billing: Record<string, unknown> | undefined): string {
   if (!billing) return '—';
   const table = billing.prices && typeof billing.prices === 'object' ? billing.prices as Record<string, unknown> : {};
   const named = Object.entries(table).filter(([, v]) => typeof v === 'string').map(([k, v]) => (k === 'price' ? `$${String(v)}` : `${k.replace(/_/g, ' ')} $${String(v)}`));
+  named.push(...variantPrices(billing.variants));
   return named.length ? `${named.join(' · ')} per ${String(billing.per ?? 1)} ${String(billing.unit ?? 'unit').replace(/_/g, ' ')}s` : '—';
+}
+
+/** Priced variants (issue 31 item 8) in words: "quality hd, size 1024x1792 $0.12". */
+function variantPrices(variants: unknown): string[] {
+  if (!Array.isArray(variants)) return [];
+  return variants.map((v: { when?: Record<string, unknown>; price?: unknown }) => `${Object.entries(v.when ?? {}).map(([k, x]) => `${k} ${String(x)}`).join(', ')} $${String(v.price)}`);
 }
 
 /** Registers GET /console/catalogue. */

@@ -35,6 +35,7 @@ import type { Runtime } from '../stage.js';
 import { startCheckpoints } from './checkpoint.js';
 import { waitForDrain } from './drain.js';
 import { contentDisposition } from './file.js';
+import { answerModelId } from '../../config/aliases.js';
 
 const NOTHING: ForwardOutcome = { delivery: 'none', reported: null, deliveredText: '' };
 
@@ -163,7 +164,7 @@ async function pipeBody(ctx: RequestContext, body: UpstreamResponse['body'], pla
 /** Streams a binary answer whose bill is known from its headers (see the module comment for what is billed when). */
 export async function streamBinary(ctx: RequestContext, runtime: Runtime, response: UpstreamResponse, maxBytes: number): Promise<void> {
   ctx.outcome = NOTHING;
-  const plan = ctx.translation!.translator.filePlan!(response.headers, ctx.model!.offering.id);
+  const plan = ctx.translation!.translator.filePlan!(response.headers, answerModelId(ctx.model!.offering, ctx.routing?.clientBody.model));
   const full: ForwardOutcome = { delivery: 'full', reported: null, deliveredText: '', answer: { upstreamBody: null, headers: response.headers, clientBody: null, quantities: plan.quantities ?? {} } };
   // The bill from the headers alone (a quantity missing there is a 502 now, before any byte).
   const bill = meterOf(ctx)!.bill(ctx, full, ctx.hold?.inputEstimate ?? 0);

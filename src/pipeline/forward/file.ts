@@ -7,6 +7,7 @@
  */
 import { GatewayError } from '../../errors.js';
 import type { RequestContext } from '../context.js';
+import { answerModelId } from '../../config/aliases.js';
 
 /** `attachment; filename=...` with an ASCII fallback and the UTF-8 name (RFC 6266 / 5987). */
 export function contentDisposition(filename: string): string {
@@ -20,7 +21,7 @@ export function contentDisposition(filename: string): string {
 export function answerWithFile(ctx: RequestContext, data: Buffer, headers: Record<string, string>): void {
   const translator = ctx.translation!.translator;
   if (!translator.file) throw new GatewayError('internal_error', 'The operation answers a file its translator cannot read.');
-  const file = translator.file(data, headers, ctx.model!.offering.id);
+  const file = translator.file(data, headers, answerModelId(ctx.model!.offering, ctx.routing?.clientBody.model));
   // A file may come with the upstream's token usage (a token-billed speech model): the token meter's source.
   ctx.outcome = { delivery: 'full', reported: file.usage ?? null, deliveredText: '', answer: { upstreamBody: null, headers, clientBody: null, quantities: file.quantities ?? {} } };
   ctx.finish = async () => {

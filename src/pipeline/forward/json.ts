@@ -15,6 +15,7 @@ import { answerWithFile } from './file.js';
 import { fetchOutput } from './outputs.js';
 import { jobStart, pollJob } from './poll.js';
 import type { GeneratedOutput, TranslatedAnswer } from '../../translate/types.js';
+import { answerModelId } from '../../config/aliases.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
 
@@ -96,7 +97,7 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
     if (!poll && translator.textResponse && !isJson(response.headers)) {
       const text = await response.body.text();
       if (ctx.work.aborted) return;
-      answer(ctx, translator.textResponse(text, ctx.model!.offering.id, response.headers), null, response.headers);
+      answer(ctx, translator.textResponse(text, answerModelId(ctx.model!.offering, ctx.routing?.clientBody.model), response.headers), null, response.headers);
       return;
     }
     const start = poll ? await jobStart(poll, response) : { body: await readJsonBody(response), headers: response.headers };
@@ -113,7 +114,7 @@ export async function forwardJson(ctx: RequestContext, runtime: Runtime): Promis
   }
   if (ctx.work.aborted) return;
   if (!upstreamBody || typeof upstreamBody !== 'object') throw new GatewayError('upstream_error', 'The upstream provider sent a malformed answer.');
-  answer(ctx, ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, ctx.model!.offering.id, headers, outputs), upstreamBody, headers);
+  answer(ctx, ctx.translation!.translator.response(upstreamBody as Record<string, unknown>, answerModelId(ctx.model!.offering, ctx.routing?.clientBody.model), headers, outputs), upstreamBody, headers);
 }
 
 /** True when an upstream answer says it is JSON (or says nothing, as some vendors' answers do). */

@@ -18,6 +18,7 @@ import { startCheckpoints } from './checkpoint.js';
 import { waitForDrain } from './drain.js';
 import { sendUpstream } from './json.js';
 import { UsageTail } from './usage-tail.js';
+import { answerModelId } from '../../config/aliases.js';
 
 function startSse(ctx: RequestContext): void {
   ctx.reply.hijack();
@@ -187,7 +188,7 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
     if (ctx.clientGone.aborted) return;
     throw error;
   }
-  const translator = ctx.translation!.translator.stream(ctx.model!.offering.id);
+  const translator = ctx.translation!.translator.stream(answerModelId(ctx.model!.offering, ctx.routing?.clientBody.model));
   runtime.metrics?.streamOpened();
   // A stream may outlive its reservation's lifetime: keep the hold alive while it runs, and record on
   // it what was delivered so far (billed by the sweeper if this process dies mid-stream).

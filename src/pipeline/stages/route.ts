@@ -23,6 +23,7 @@ import { prepareDeployment, servingDeployments } from '../deployment.js';
 import { servingPlan, takeClientModels } from '../plan.js';
 import { takesInput } from '../../config/upstream-choice.js';
 import { prepareResponseStore } from '../response-store.js';
+import { modelById } from '../../config/aliases.js';
 
 /**
  * The offering a request without `model` gets: the first of the route's defaults (cheapest first)
@@ -39,7 +40,8 @@ function defaultModelFor(ctx: RequestContext): string | null {
 function requestedOffering(ctx: RequestContext): CompiledOffering {
   const id = ctx.body.model ?? defaultModelFor(ctx) ?? undefined;
   if (typeof id !== 'string') throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
-  const offering = ctx.gateway.offerings.get(id);
+  // An alias (issue 31 item 4) is the offering it names: its checks, its price, its usage rows.
+  const offering = modelById(ctx.gateway, id);
   if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" does not exist; refresh the catalogue.`, { param: 'model' });
   if (offering.availability !== 'available') {
     const state = offering.availability === 'coming_soon' ? 'coming soon' : 'unavailable';
