@@ -8,6 +8,7 @@
  * that created it. After billing: the answer is kept (translated) or its owner recorded (passthrough).
  */
 import { GatewayError } from '../errors.js';
+import { jsonWithCost } from '../formats/usage-cost.js';
 import { SseParser } from '../translate/sse.js';
 import type { ResponseRecords } from '../responses/records.js';
 import { conversationOf, inputItems } from '../responses/items.js';
@@ -43,6 +44,17 @@ function streamTap(): { tap: (frames: readonly string[]) => void; final: () => J
   };
 }
 
+/**
+ * The Response as its client got it: with `usage.cost` (issue 31 item 12), what the request was
+ * charged, so a retrieve answers what the create did.
+ */
+function withCost(ctx: RequestContext, response: Json): Json {
+  const places = ctx.format.usageCost;
+  if (!places) return response;
+  const text = jsonWithCost(response, places.answer, ctx.chargedNano ?? 0n);
+  return text === null ? response : (JSON.parse(text) as Json);
+}
+
 /** The route step: resolves previous_response_id, and arranges for the answer to be kept. */
 export async function prepareResponseStore(ctx: RequestContext, runtime: Runtime): Promise<void> {
   const records = runtime.responses;
@@ -69,7 +81,7 @@ export async function prepareResponseStore(ctx: RequestContext, runtime: Runtime
     const native = ctx.model!.offering.nativeResponses;
     // Kept after billing; a store that fails here does not take back an answer already paid for.
     await records.save({
-      id: response.id, accountId, providerId: native ? ctx.model!.provider.id : null, response: native ? null : response,
+      id: response.id, accountId, providerId: native ? ctx.model!.provider.id : null, response: native ? null : withCost(ctx, response),
       inputItems: native ? [] : items, context: native ? [] : context,
     }).catch((error: unknown) => runtime.logger?.warn({ error: String(error), response: response.id }, 'stored response not saved'));
   });

@@ -70,6 +70,7 @@ import { matchOpenaiSpeech } from './openai-speech.js';
 import { matchOpenaiImageEdits } from './openai-image-edits.js';
 import { chatRoute, openaiError as errorBody } from './openai-route.js';
 import { responsesRoute } from './responses-route.js';
+import { SimResponseStore } from './responses-store.js';
 import { lastMessageRole, RequestLog, requestCredential } from './request-log.js';
 
 export type { SimFault } from './faults.js';
@@ -118,10 +119,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let last: { path: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
   const log = new RequestLog();
   const fileStore = new SimFileStore();
+  const responseStore = new SimResponseStore();
   const skills = createSkillsRoutes(fileStore);
   const messages = createMessagesRoutes({ container: skills.container });
   const routes = new Map<string, SimRoute>([
-    ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute], ['/v1/embeddings', embeddingsRoute], ['/v1/moderations', moderationsRoute],
+    ['/v1/chat/completions', chatRoute], ['/v1/responses', responsesRoute(responseStore)], ['/v1/embeddings', embeddingsRoute], ['/v1/moderations', moderationsRoute],
     ['/v1/images/generations', imagesRoute],
     ['/v1/messages', messages.messages], ['/v1/messages/count_tokens', messages.countTokens],
     ['/v2/embed', cohereEmbedRoute], ['/v2/rerank', cohereRerankRoute],
@@ -132,7 +134,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
+    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
   ];
   let closing = false;
 

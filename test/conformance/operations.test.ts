@@ -52,6 +52,11 @@ const OPT_OUTS: Record<string, string> = {
   'anthropic/files-get': 'called only when a skills execution publishes the files it generated (src/files/generated.ts), inside a messages request: test/e2e/skills.test.ts',
   'anthropic/files-content': 'called only when a skills execution publishes the files it generated (src/files/generated.ts), inside a messages request: test/e2e/skills.test.ts',
   'anthropic/files-delete': 'a client DELETE succeeds whatever the vendor answers (the files-cleanup job releases the vendor copy later, spec 3): test/e2e/message-files.test.ts',
+  'vllm/chat-completions': 'a self-hosted provider, live only while VLLM_BASE_URL is set and never simulated (issue 32): test/e2e/compatible-vendors.test.ts against a loopback fake',
+  'ollama/chat-completions': 'a self-hosted provider, live only while OLLAMA_BASE_URL is set and never simulated (issue 32): test/e2e/compatible-vendors.test.ts against a loopback fake',
+  'openai/responses-get': "called only for a passthrough model's stored response, by GET /v1/responses/{id} for its owner (issue 31 item 3): test/e2e/responses-store.test.ts",
+  'openai/responses-delete': "called only for a passthrough model's stored response, by DELETE /v1/responses/{id} for its owner: test/e2e/responses-store.test.ts",
+  'openai/responses-input-items': "called only for a passthrough model's stored response, by GET /v1/responses/{id}/input_items for its owner: test/e2e/responses-store.test.ts",
 };
 
 type FaultName = 'client' | 'rateLimited' | 'server' | 'timeout' | 'malformed';

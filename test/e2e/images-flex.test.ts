@@ -70,7 +70,7 @@ describeStore('images: the flex model flux-2-flex (BFL) through the gateway', ()
     const res = await fetch(`${t.url}/api/public/catalog`);
     const list = await res.json() as { data: Array<Record<string, unknown>> };
     expect(list.data.find((o) => o.id === 'flux-2-flex')).toEqual({
-      id: 'flux-2-flex', provider: 'bfl', service_type: 'IMAGE', availability: 'available', billing: { unit: 'megapixel', per: 1, prices: { megapixel: '0.06' } },
+      id: 'flux-2-flex', display_name: 'flux-2-flex', provider: 'bfl', service_type: 'IMAGE', availability: 'available', billing: { unit: 'megapixel', per: 1, prices: { megapixel: '0.06' } },
     });
   });
 

@@ -88,7 +88,7 @@ describeStore('stored responses', () => {
     expect(await client.responses.retrieve(mine.id)).toMatchObject({ id: mine.id });
   });
 
-  it("keeps a passthrough model's response at the vendor: chained by its owner only, not read back", async () => {
+  it("keeps a passthrough model's response at the vendor: chained, read, listed and deleted by its owner only", async () => {
     const first = await client.responses.create({ model: 'gpt-4o', input: 'My name is Ada.' });
     const second = await client.responses.create({ model: 'gpt-4o', input: 'What is my name?', previous_response_id: first.id });
     expect(second.previous_response_id).toBe(first.id);
@@ -99,7 +99,18 @@ describeStore('stored responses', () => {
     // A passthrough id is no translated model's previous response, and the reverse.
     await expect(client.responses.create({ model: 'claude-sonnet-4-5', input: 'x', previous_response_id: first.id })).rejects.toMatchObject({ status: 400 });
     expect(await settled(b)).toEqual(before);
+    // Read back from the vendor's store (the simulator keeps what it created), for its owner only.
+    const upstreamBefore = (await lastUpstream()).path;
+    await expect(other.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.responses.delete(first.id)).rejects.toMatchObject({ status: 404 });
+    expect((await lastUpstream()).path).toBe(upstreamBefore);
+    expect(await client.responses.retrieve(first.id)).toMatchObject({ id: first.id, output_text: first.output_text, model: 'gpt-4o' });
+    expect((await lastUpstream()).path).toBe(`/v1/responses/${first.id}`);
+    const items = await client.responses.inputItems.list(first.id);
+    expect(items.data).toMatchObject([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'My name is Ada.' }] }]);
+    expect(await client.responses.delete(first.id)).toMatchObject({ id: first.id, deleted: true });
     await expect(client.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
+    expect(await settled(b)).toEqual(before);
   });
 
   it('pages input_items with limit, order and after', async () => {
