@@ -89,7 +89,8 @@ describeStore('auth and errors', () => {
       const leastOutput = o.service_type === 'EMBEDDING' ? 0 : 1;
       expect(Number.isInteger(o.max_output_tokens) && (o.max_output_tokens as number) >= leastOutput, `${String(o.id)} max_output_tokens`).toBe(true);
       if (o.service_type === 'EMBEDDING') expect(o.max_output_tokens, `${String(o.id)} max_output_tokens`).toBe(0);
-      expect(o.max_output_tokens as number).toBeLessThanOrEqual(o.context_window as number);
+      // A speech model's output is audio tokens, not part of its text context (gpt-4o-mini-tts: 2,000 input tokens).
+      if (o.service_type !== 'TEXT_TO_SPEECH') expect(o.max_output_tokens as number).toBeLessThanOrEqual(o.context_window as number);
     }
     const openapi = (await (await call('/openapi.json')).json()) as { openapi: string };
     expect(openapi.openapi).toBe('3.1.0');
