@@ -5,10 +5,11 @@
  * the admin API once the pending lifetime has passed leaves no orphan blob (no object, no partial)
  * and no orphan record (it is marked deleted).
  *
- * The child process cannot share a ManualClock, so a config copy sets the shortest lifetimes the
- * config may set (pending_ttl_seconds: 8, upload_url_ttl_seconds: 5, the partial uploads' grace) and
- * the test waits for the real pending expiry (about 8 s). Its cleanup_schedule is once a year: only
- * the admin API runs the job.
+ * The child process cannot share a ManualClock, so a config copy sets short lifetimes
+ * (pending_ttl_seconds: 20, upload_url_ttl_seconds: 5, the partial uploads' grace) and the test waits
+ * for the real pending expiry (about 20 s: under a loaded machine the restart took over 7 s, which the
+ * shortest lifetime, 8 s, left no room for). Its cleanup_schedule is once a year: only the admin API
+ * runs the job.
  *
  * Runs the built gateway (`dist/src/main.js`, built by `npm test`) as a child process: on the pglite
  * project with PGlite in the data folder, on the postgres project against a fresh database (blobs in
@@ -49,7 +50,7 @@ describeStore('kill -9 mid-upload', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'gw-upload-crash-'));
     copy = await copyConfig();
     await copy.editYaml('gateway.config.yaml', (doc) => {
-      Object.assign(doc.files, { pending_ttl_seconds: 8, upload_url_ttl_seconds: 5, cleanup_schedule: '0 0 0 1 1 *' });
+      Object.assign(doc.files, { pending_ttl_seconds: 20, upload_url_ttl_seconds: 5, cleanup_schedule: '0 0 0 1 1 *' });
     });
   });
   afterAll(async () => {
@@ -140,7 +141,7 @@ describeStore('kill -9 mid-upload', () => {
       status: 400, json: { error: { code: 'invalid_request', message: expect.stringContaining('Nothing was uploaded') } },
     });
 
-    // 5. Once the pending lifetime has passed (real time: 8 s after the authorization), the cleanup
+    // 5. Once the pending lifetime has passed (real time: 20 s after the authorization), the cleanup
     //    deletes the record and sweeps the partial (older than the 10 s upload URL lifetime).
     await sleep(Math.max(0, expiresAt - Date.now() + 500));
     const late = await cleanup();
