@@ -9,6 +9,7 @@ import { ManifestError } from './config/errors.js';
 import { loadGateway } from './config/load.js';
 import { watchConfig, type ConfigWatcher } from './config/reload.js';
 import { Jobs } from './jobs/scheduler.js';
+import { AlertOutbox, scheduleAlerts } from './alerts/index.js';
 import type { FilesSettings } from './config/types.js';
 import { systemClock, type Clock } from './clock.js';
 import { createBlobStore } from './files/blob/index.js';
@@ -132,8 +133,11 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     onFallback: () => metrics.limiterFallback(),
   });
   limiterName = limiterBackend.describe;
+  // Alerts (issue 33 item 3): circuits' events written from the start; delivered by the jobs, below.
+  const alerts = new AlertOutbox(db, opts.clock ?? systemClock, () => gateway.settings.alerts);
   const deployments = new DeploymentHealth(Date.now, (id, state) => {
     metrics.circuitState(id, CIRCUIT_STATE_VALUE[state]);
+    if (state !== 'half_open') alerts.circuit(id, state === 'open').catch((error: unknown) => log('alert not written', { deployment: id, error: String(error) }, 'error'));
     if (state !== 'half_open') log(state === 'open' ? 'deployment circuit opened: skipped until it is probed' : 'deployment circuit closed', { deployment: id }, state === 'open' ? 'warn' : 'info');
   });
   // Credit grants (issue 30): requests admitted in memory, charges posted behind the answer.
@@ -169,7 +173,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     throttle: new SigninThrottle(() => gateway.settings.console.signinAttempts, () => clock.now().getTime()),
   };
   const app = await buildServer({
-    runtime, generation: () => generation, adminToken, jobs, console: consoleDeps, mail,
+    runtime, generation: () => generation, adminToken, jobs, console: consoleDeps, mail, alerts,
     openapiFile: resolve(projectRoot(), 'src/generated/openapi.json'), bodyLimitBytes: gateway.settings.bodyLimitBytes,
     metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || null,
     log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }, 'error'),
@@ -193,6 +197,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   }) });
   // Stored responses (issue 31 item 3): expired ones read as absent at once and are deleted here.
   jobs.add({ name: 'responses-sweep', schedule: gateway.settings.responses.sweepSchedule, due: () => responses.anyExpired(), run: async () => ({ responses_expired: await responses.sweep() }) });
+  scheduleAlerts(alerts, { db, clock, settings: () => gateway.settings.alerts, mail }, jobs);
   await jobs.runNow('hold-sweeper');
 
   const reload = async (): Promise<ManifestError | null> => {

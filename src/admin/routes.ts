@@ -13,7 +13,7 @@ import type { Jobs } from '../jobs/scheduler.js';
 import { AdminError, toAdminError } from './errors.js';
 import { accountJson, holdJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
 import { registerDeploymentRoutes, type DeploymentsSource } from './deployments.js';
-import { registerLimitRoutes } from './limits.js';
+import { registerLimitRoutes, type LowBalanceThresholds } from './limits.js';
 import type { MailTransport } from '../console/mail.js';
 
 /** What the admin routes need. `token` is the admin bearer token (must be non-empty). */
@@ -27,6 +27,8 @@ export interface AdminDeps {
   mail?: MailTransport;
   /** The serving configuration's deployments and their health, for GET /admin/deployments (issue 29 item 7). */
   deployments?: DeploymentsSource;
+  /** Sets accounts' own low-balance thresholds (issue 33 item 3). */
+  alerts?: LowBalanceThresholds;
 }
 
 const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -220,7 +222,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       transport: deps.mail?.kind ?? 'none',
       data: (deps.mail?.outbox() ?? []).map((m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, sent_at: m.sentAt })),
     }));
-    registerLimitRoutes(scope, ledger, auth);
+    registerLimitRoutes(scope, ledger, auth, deps.alerts);
     if (deps.deployments) registerDeploymentRoutes(scope, deps.deployments);
   }, { prefix: '/admin' });
 }

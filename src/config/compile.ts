@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { compileAlerts } from '../alerts/settings.js';
 import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
 import type { MultipartSpec } from '../bodies/multipart.js';
 import type { RawBodySpec } from '../bodies/raw.js';
@@ -68,6 +69,7 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     // issue 29 item 3: the defaults, with gateway.config.yaml's `routing:` on top.
     routing: compileRouting(c.routing, DEFAULT_ROUTING, { file: relative(raw.root, raw.configFile), pointer: '/routing', lineOf: raw.configLineOf }),
     grants: compileGrants(c.billing?.grants, env),
+    alerts: compileAlerts(c.alerts, env),
   };
 }
 

@@ -1,4 +1,5 @@
 /** The compiled, immutable configuration one request runs on (swapped whole on hot reload). */
+import type { AlertSettings } from '../alerts/settings.js';
 import type { ValidateFunction } from 'ajv';
 import type { RouteManifest, ServiceType } from '../generated/manifest-types.js';
 import type { Limits } from '../limits/types.js';
@@ -279,6 +280,8 @@ export interface GatewaySettings {
   routing: RoutingPolicy;
   /** `billing.grants:` credit grants (issue 30). */
   grants: GrantSettings;
+  /** `alerts:` webhook and mail alerts from a durable outbox (issue 33 item 3). */
+  alerts: AlertSettings;
 }
 
 /** `console:` of gateway.config.yaml, lifetimes in milliseconds. */

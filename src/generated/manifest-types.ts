@@ -340,6 +340,41 @@ export interface GatewayConfigManifest {
     required?: boolean;
   };
   routing?: RoutingManifest;
+  /**
+   * Alerts (issue 33 item 3): events written to a durable outbox in the store and delivered at least once, by one replica at a time, to webhook endpoints as JSON signed with HMAC-SHA256 (`X-Gateway-Signature: sha256=<hex>`); `balance.low` is also e-mailed to the account's console user.
+   */
+  alerts?: {
+    /**
+     * `balance.low` fires once when an account's available money (balance plus credit limit, its unspent grants counted as its own) falls below this; again only after it has risen to it or above. An account's own `low_balance_usd` (PATCH /admin/accounts/{id}) overrides it. Unset: no `balance.low` except for accounts with their own threshold.
+     */
+    low_balance_usd?: string;
+    /**
+     * How often one replica looks for accounts that crossed their threshold (default 5).
+     */
+    check_seconds?: number;
+    /**
+     * E-mail `balance.low` to the account's console user through the console's mail transport (default true).
+     */
+    email_balance_low?: boolean;
+    /**
+     * How long an undelivered event is retried, with backoff from 1 s doubling to at most 10 min (default 24).
+     */
+    retry_hours?: number;
+    webhooks?: {
+      /**
+       * Where events are POSTed (JSON).
+       */
+      url: string;
+      /**
+       * The environment variable holding the HMAC-SHA256 signing secret (`env:NAME`). Unset variable or no secret: events are sent unsigned.
+       */
+      secret?: string;
+      /**
+       * @minItems 1
+       */
+      events: ('balance.low' | 'key.budget_reached' | 'deployment.circuit_opened' | 'deployment.recovered')[];
+    }[];
+  };
 }
 /**
  * The retry and fail-over policy of every offering (issue 29 items 3 and 5); an offering's own `routing:` overrides it per key.
