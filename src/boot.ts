@@ -8,7 +8,7 @@ import { compileGateway, needsSimulator } from './config/compile.js';
 import { ManifestError } from './config/errors.js';
 import { loadGateway } from './config/load.js';
 import { watchConfig, type ConfigWatcher } from './config/reload.js';
-import { Jobs } from './jobs/scheduler.js';
+import { cronEvery, Jobs } from './jobs/scheduler.js';
 import { AlertOutbox, scheduleAlerts } from './alerts/index.js';
 import type { FilesSettings } from './config/types.js';
 import { systemClock, type Clock } from './clock.js';
@@ -85,11 +85,6 @@ export interface RunningGateway {
   /** Posts every charge answered on a credit grant so far (issue 30); the grants stay. */
   postGrants(): Promise<void>;
   close(): Promise<void>;
-}
-
-function cronEvery(ms: number): string {
-  const seconds = Math.max(1, Math.round(ms / 1000));
-  return seconds < 60 ? `*/${seconds} * * * * *` : `0 */${Math.max(1, Math.round(seconds / 60))} * * * *`;
 }
 
 /** Boots a gateway from the manifests. */

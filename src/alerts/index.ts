@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { MailTransport } from '../console/mail.js';
-import type { Jobs } from '../jobs/scheduler.js';
+import { cronEvery, type Jobs } from '../jobs/scheduler.js';
 import type { Db } from '../store/types.js';
 import { AlertDeliverer, postJson } from './deliver.js';
 import type { AlertOutbox } from './outbox.js';
@@ -22,16 +22,10 @@ export interface AlertDeps {
   mail: MailTransport;
 }
 
-/** A cron schedule every `ms` (at least 1 s, seconds field first). */
-function every(ms: number): string {
-  const seconds = Math.max(1, Math.min(59, Math.round(ms / 1000)));
-  return `*/${seconds} * * * * *`;
-}
-
 /** Adds the outbox's two jobs to `jobs` (the check's interval is read at start); answers the deliverer. */
 export function scheduleAlerts(outbox: AlertOutbox, deps: AlertDeps, jobs: Jobs): AlertDeliverer {
   const deliverer = new AlertDeliverer(deps.db, deps.clock, deps.settings, { post: postJson, mail: (message) => deps.mail.send(message) });
-  jobs.add({ name: 'alerts-balance', schedule: every(deps.settings().checkMs), due: () => outbox.balanceCheckDue(), run: async () => ({ balance_low: await outbox.checkBalances() }) });
-  jobs.add({ name: 'alerts-deliver', schedule: every(1000), due: () => deliverer.due(), run: async () => ({ ...await deliverer.run() }) });
+  jobs.add({ name: 'alerts-balance', schedule: cronEvery(deps.settings().checkMs), due: () => outbox.balanceCheckDue(), run: async () => ({ balance_low: await outbox.checkBalances() }) });
+  jobs.add({ name: 'alerts-deliver', schedule: cronEvery(1000), due: () => deliverer.due(), run: async () => ({ ...await deliverer.run() }) });
   return deliverer;
 }

@@ -30,6 +30,12 @@ export interface JobRun {
   result: Record<string, unknown> | null;
 }
 
+/** A cron schedule (seconds field first) every `ms`: in seconds under a minute, else in minutes. */
+export function cronEvery(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return seconds < 60 ? `*/${seconds} * * * * *` : `0 */${Math.max(1, Math.round(seconds / 60))} * * * *`;
+}
+
 /** The reason a schedule is refused, or null when croner accepts it (5 or 6 fields, seconds first). */
 export function scheduleError(schedule: string): string | null {
   try {
