@@ -14,6 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AlertOutbox } from '../../src/alerts/outbox.js';
 import { startAlertReceiver, type AlertReceiver } from '../helpers/alert-receiver.js';
 import { copyConfig, type ConfigCopy } from '../helpers/config.js';
+import { addOpenaiOfferings, chatOffering } from '../helpers/routing.js';
 import { describeStore, openTestDb, storeKind } from '../helpers/db.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -31,8 +32,11 @@ describeStore('alerts end to end', () => {
     receiver = await startAlertReceiver();
     copy = await copyConfig();
     await copy.editYaml('gateway.config.yaml', (doc) => {
-      doc.alerts = { check_seconds: 1, webhooks: [{ url: receiver.url, secret: 'env:ALERTS_TEST_SECRET', events: ['balance.low', 'deployment.circuit_opened'] }] };
+      doc.alerts = { check_seconds: 1, webhooks: [{ url: receiver.url, secret: 'env:ALERTS_TEST_SECRET', events: ['balance.low', 'deployment.circuit_opened', 'deployment.recovered'] }] };
+      doc.routing = { ...(doc.routing ?? {}), circuit: { failures: 3, window_seconds: 30, open_seconds: 1 } };
     });
+    // Two deployments, so that requests still succeed while one fails and its circuit opens.
+    await addOpenaiOfferings(copy, [chatOffering('alerted', { deployments: [{ provider: 'openai', upstream_model: 'al-a' }, { provider: 'openai', upstream_model: 'al-b' }] })]);
   });
   afterAll(() => receiver?.close());
 
@@ -74,6 +78,32 @@ describeStore('alerts end to end', () => {
       const view = await t.settled(a.id);
       expect(got[0]!.json.data).toMatchObject({ threshold_usd: '0.9999999' });
       expect(BigInt(Math.round(Number(got[0]!.json.data.available_usd) * 1e9))).toBeGreaterThanOrEqual(view.balanceNano);
+    } finally {
+      await t.dispose();
+    }
+  });
+
+  it('a deployment\'s circuit opening and recovering sends its two events', async () => {
+    const t = await startTestGateway({ configFile: copy.configFile, env });
+    try {
+      const a = await t.account('10');
+      const client = new OpenAI({ apiKey: a.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+      await t.fault({ status: 503 }, 'al-b');
+      const opened = () => receiver.received.find((r) => r.json.type === 'deployment.circuit_opened' && r.json.data.deployment === 'openai/al-b');
+      for (let i = 0; i < 40 && !opened(); i++) {
+        await client.chat.completions.create({ model: 'alerted', messages: [{ role: 'user', content: 'Who answers?' }], max_tokens: 8 });
+        await runJob(t, 'alerts-deliver');
+      }
+      expect(opened()?.json.data.replica).toEqual(expect.any(String));
+      await t.clearFaults();
+      // Past open_seconds, a request probes al-b; its success closes the circuit.
+      const recovered = () => receiver.received.find((r) => r.json.type === 'deployment.recovered' && r.json.data.deployment === 'openai/al-b');
+      for (let i = 0; i < 60 && !recovered(); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        await client.chat.completions.create({ model: 'alerted', messages: [{ role: 'user', content: 'Who answers now?' }], max_tokens: 8 });
+        await runJob(t, 'alerts-deliver');
+      }
+      expect(recovered()).toBeDefined();
     } finally {
       await t.dispose();
     }
@@ -124,8 +154,8 @@ describeStore('alerts end to end', () => {
       const ids: string[] = [];
       for (let i = 0; i < 30; i++) ids.push((await outbox.circuit(`openai/replica-test-${i}`, true))!.id);
       // Both replicas' jobs run on their schedules, and both are asked to run at once as well.
-      const runs = await Promise.all(replicas.flatMap((r) => [runJob(r, 'alerts-deliver'), runJob(r, 'alerts-deliver')]));
-      expect(runs.some((r) => r.ran)).toBe(true);
+      // (Each answers ran: false while another run holds the job, its own scheduled one included.)
+      await Promise.all(replicas.flatMap((r) => [runJob(r, 'alerts-deliver'), runJob(r, 'alerts-deliver')]));
       await until(() => ids.every((id) => receiver.received.some((r) => r.json.id === id)));
       await new Promise((r) => setTimeout(r, 1_500)); // a later run of either replica sends nothing again
       for (const id of ids) expect(receiver.received.filter((r) => r.json.id === id)).toHaveLength(1);
