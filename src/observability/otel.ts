@@ -141,6 +141,9 @@ class OtelRequestSpan implements RequestSpan {
   }
 }
 
+/** The longest a shutdown waits for the last exports. */
+const SHUTDOWN_MAX_MS = 5000;
+
 /** Resolves after `ms` (unref'd: it never keeps the process alive). */
 function after(ms: number): Promise<void> {
   return new Promise((resolve) => { setTimeout(resolve, ms).unref(); });
@@ -159,8 +162,9 @@ export function createTracing(settings: TraceSettings, content: () => boolean): 
     spanProcessors: [processor],
   });
   const tracer = provider.getTracer('ai-gateway');
-  // Bounded: a collector that does not answer never holds a flush or a shutdown past the export timeout.
-  const bounded = (work: Promise<void>): Promise<void> => Promise.race([work.catch(() => undefined), after(settings.exportTimeoutMs)]);
+  // Bounded: a collector that does not answer never holds a flush past the export timeout, nor a
+  // shutdown (a drain, a stop) past SHUTDOWN_MAX_MS: the last spans are lost, the process is not held.
+  const bounded = (work: Promise<void>, ms: number): Promise<void> => Promise.race([work.catch(() => undefined), after(ms)]);
   return {
     request(start) {
       const { context, tracestate } = parentOf(start);
@@ -170,7 +174,7 @@ export function createTracing(settings: TraceSettings, content: () => boolean): 
       }, context);
       return new OtelRequestSpan(tracer, span, tracestate, content());
     },
-    flush: () => bounded(provider.forceFlush()),
-    shutdown: () => bounded(provider.shutdown()),
+    flush: () => bounded(provider.forceFlush(), settings.exportTimeoutMs),
+    shutdown: () => bounded(provider.shutdown(), Math.min(settings.exportTimeoutMs, SHUTDOWN_MAX_MS)),
   };
 }
