@@ -13,7 +13,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
 import { redactSecrets } from './log.js';
-import { formatTraceparent, parseTraceparent, type AttemptSpan, type AttemptStart, type RequestFacts, type RequestSpan, type RequestStart, type SamplerSettings, type TraceSettings, type Tracing } from './traces.js';
+import { formatTraceparent, parseTraceparent, type AttemptSpan, type AttemptStart, type RequestFacts, type RequestSpan, type RequestStart, type SamplerSettings, type TraceSettings, type Tracing } from './trace-types.js';
 
 /** The longest prompt or answer text put on a span (content on); longer text is cut. */
 const CONTENT_MAX_CHARS = 32_768;
