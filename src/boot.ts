@@ -147,7 +147,10 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments, grants };
   // OpenTelemetry traces (issue 33 item 1): only with an OTLP endpoint set; otherwise nothing is loaded.
   const tracing = await startTracing(env, () => gateway.settings.traces.content);
-  if (tracing) runtime.tracing = tracing;
+  if (tracing) {
+    runtime.tracing = tracing;
+    log('traces on: spans exported over OTLP/HTTP', { endpoint: withoutCredentials(tracing.endpoint), service: tracing.serviceName });
+  }
   let lastReload: ConfigCheck['last_reload'] = null;
   const probes = {
     store: async () => { await db.query('SELECT 1'); return storeAvailability.check(); },

@@ -166,6 +166,8 @@ export function createTracing(settings: TraceSettings, content: () => boolean): 
   // shutdown (a drain, a stop) past SHUTDOWN_MAX_MS: the last spans are lost, the process is not held.
   const bounded = (work: Promise<void>, ms: number): Promise<void> => Promise.race([work.catch(() => undefined), after(ms)]);
   return {
+    endpoint: settings.url,
+    serviceName: settings.serviceName,
     request(start) {
       const { context, tracestate } = parentOf(start);
       const span = tracer.startSpan(`${start.method} ${start.path}`, {

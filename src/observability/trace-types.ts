@@ -108,6 +108,9 @@ export interface RequestSpan {
 
 /** Traces, when on. */
 export interface Tracing {
+  /** Where spans go (the OTLP traces URL) and the service they are recorded under, for the start line. */
+  readonly endpoint: string;
+  readonly serviceName: string;
   /** Opens a request's span (a child of the client's trace context when it sent a valid one). */
   request(start: RequestStart): RequestSpan;
   /** Exports every finished span now (tests; a drain). */

@@ -124,6 +124,22 @@ describeStore('traces of requests (OTLP/HTTP to a loopback receiver)', () => {
     expect([primary.traceparent, fallback.traceparent]).toEqual(byNumber.map((s) => `00-${traceId}-${s.spanId}-01`));
   });
 
+  it('records nothing for a client trace that is not sampled, and passes its context on unsampled', async () => {
+    const traceId = hex(16);
+    const res = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${hex(8)}-00` },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Not sampled' }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    // parentbased_always_on (the default sampler) follows the client's decision.
+    const seen = (await vendorRequests(vendor, 'gpt-4o-mini')).at(-1)!;
+    expect(seen.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    await t.gw.runtime.tracing!.flush();
+    expect(receiver.spans.filter((s) => s.traceId === traceId)).toEqual([]);
+    expect(receiver.bodies.join('\n')).not.toContain(traceId);
+  });
+
   it('starts a new trace when the client sends none, or an invalid one', async () => {
     const before = receiver.spans.length;
     const res = await fetch(`${t.url}/v1/chat/completions`, {
