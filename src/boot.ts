@@ -31,6 +31,7 @@ import type { Runtime } from './pipeline/stage.js';
 import { createLogger, logLevelFromEnv, type LoggerOptions } from './observability/log.js';
 import { timeStatements } from './observability/stage-timings.js';
 import { GatewayMetrics } from './observability/metrics.js';
+import { startTracing } from './observability/traces.js';
 import { buildServer } from './server/app.js';
 import { drain } from './server/drain.js';
 import { buildGeneration, type Generation } from './server/generation.js';
@@ -143,6 +144,12 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const grants = new Grants(db, () => gateway.settings.grants, () => gateway.settings.checkpointMs, new GrantMetrics(metrics.registry), reclaimBus);
   await grants.start();
   const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments, grants };
+  // OpenTelemetry traces (issue 33 item 1): only with an OTLP endpoint set; otherwise nothing is loaded.
+  const tracing = await startTracing(env, () => gateway.settings.traces.content);
+  if (tracing) {
+    runtime.tracing = tracing;
+    log('traces on: spans exported over OTLP/HTTP', { endpoint: withoutCredentials(tracing.endpoint), service: tracing.serviceName });
+  }
   let lastReload: ConfigCheck['last_reload'] = null;
   const probes = {
     store: async () => { await db.query('SELECT 1'); return storeAvailability.check(); },
@@ -216,6 +223,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     // What was answered on grants is posted and the grants given back before the store closes.
     await grants.close();
     await runtime.upstream.close();
+    // The spans of the last requests are exported, at most for the export timeout.
+    await runtime.tracing?.shutdown();
     await runtime.limiter.close();
     await (simulator as Simulator | null)?.close();
     await files.blobs.close();

@@ -63,6 +63,7 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     files: filesOf(c.files, checkedSchedule(raw, '/files/cleanup_schedule', c.files?.cleanup_schedule ?? '0 0 * * * *')),
     urlInputs: { allowHosts: c.url_inputs?.allow_hosts ?? [] },
     operationIds: { required: c.operation_ids?.required ?? false },
+    traces: { content: c.observability?.traces?.content ?? false },
     videoJobs: { pollSchedule: checkedSchedule(raw, '/video_jobs/poll_schedule', c.video_jobs?.poll_schedule ?? '*/5 * * * * *'), deadlineMs: (c.video_jobs?.deadline_seconds ?? 3600) * 1000 },
     responses: { storeTtlMs: (c.responses?.store_ttl_seconds ?? 2_592_000) * 1000, sweepSchedule: checkedSchedule(raw, '/responses/sweep_schedule', c.responses?.sweep_schedule ?? '0 30 * * * *') },
     console: consoleOf(c.console, env),

@@ -268,6 +268,8 @@ export interface GatewaySettings {
   files: FilesSettings;
   /** `operation_ids:` the planned mode of spec 4.14/4.16 (an id required on images and video, 409 on reuse). */
   operationIds: { required: boolean };
+  /** `observability.traces:` what a trace span carries (issue 33 item 1); content: prompt and answer text (default false). */
+  traces: { content: boolean };
   /** `video_jobs:` the background poller of video jobs (spec 4.16). */
   videoJobs: { pollSchedule: string; deadlineMs: number };
   /** `responses:` stored responses (issue 31 item 3): their lifetime and the sweep deleting expired ones. */

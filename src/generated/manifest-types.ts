@@ -339,6 +339,17 @@ export interface GatewayConfigManifest {
      */
     required?: boolean;
   };
+  /**
+   * Traces (issue 33 item 1). Traces are on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; these keys only shape what a span carries.
+   */
+  observability?: {
+    traces?: {
+      /**
+       * Put the request body and the answer's text on each request span (events gen_ai.content.prompt and gen_ai.content.completion). Default false: no prompt or answer text in spans. Keys are never recorded.
+       */
+      content?: boolean;
+    };
+  };
   routing?: RoutingManifest;
   /**
    * Alerts (issue 33 item 3): events written to a durable outbox in the store and delivered at least once, by one replica at a time, to webhook endpoints as JSON signed with HMAC-SHA256 (`X-Gateway-Signature: sha256=<hex>`); `balance.low` is also e-mailed to the account's console user.

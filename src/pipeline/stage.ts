@@ -10,6 +10,7 @@ import type { FileServices } from '../files/index.js';
 import type { RequestContext, StageHandler } from './context.js';
 import type { Logger } from '../observability/log.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/traces.js';
 import type { Resolver } from '../upstream/fetch/index.js';
 import type { VideoJobs } from '../videos/service.js';
 import type { MediaOperations } from './operation-ids.js';
@@ -41,6 +42,8 @@ export interface Runtime {
   responses?: ResponseRecords;
   /** Credit grants (issue 30); absent: every request reserves and settles on its own. */
   grants?: Grants;
+  /** OpenTelemetry traces (issue 33 item 1); absent when no OTLP endpoint is set. */
+  tracing?: Tracing;
 }
 
 /** One of the seven fixed stages. */

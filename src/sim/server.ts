@@ -186,7 +186,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       const model = typeof record.model === 'string' ? record.model : faultKey;
       const key = requestCredential(req.headers);
       const lastRole = lastMessageRole(record);
-      log.add({ at_ms: Date.now(), path, model: model ?? null, key, stream: record.stream === true, last_role: lastRole }, res);
+      log.add({ at_ms: Date.now(), path, model: model ?? null, key, stream: record.stream === true, last_role: lastRole, ...(typeof req.headers.traceparent === 'string' ? { traceparent: req.headers.traceparent } : {}) }, res);
       const fault: SimFault = faults.take({ model, key, prefill: route.prefill === true && lastRole === 'assistant' }) ?? {};
       const wait = (opts.latencyMs ?? 0) + (fault.latency_ms ?? 0);
       if (wait > 0) await sleep(wait);

@@ -52,6 +52,8 @@ export interface UpstreamTarget {
   key?: PoolKey | null;
   /** Waits for the answer's headers at most this long (the request's deadline), if less than the provider's headers_ms. */
   headersTimeoutMs?: number;
+  /** The attempt's trace context (`traceparent`, `tracestate`), sent only when traces are on (issue 33 item 1). */
+  traceHeaders?: Readonly<Record<string, string>>;
 }
 
 /** The operation's static headers plus those of each feature used; same-named ones joined with a comma. */
@@ -138,7 +140,8 @@ export class UpstreamClient {
     // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
     const payload = op.method !== 'POST' ? null : payloadOf(operation, op, body);
     // A binary answer (a file download) accepts any type: a vendor that declares only application/octet-stream refuses JSON-only Accept (406).
-    const headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
+    let headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
+    if (target.traceHeaders) headers = { ...headers, ...target.traceHeaders };
     return this.request(provider, op.method, url.origin, path, payload, signal, headers, target, sendFailure);
   }
 

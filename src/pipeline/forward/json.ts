@@ -58,7 +58,7 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   const attempt = ctx.routing?.current ?? null;
   let response: UpstreamResponse;
   try {
-    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs };
+    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs, traceHeaders: attempt?.trace?.headers };
     response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
   } catch (error) {
     if (!ctx.work.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
