@@ -1,9 +1,10 @@
 /**
  * The Gemini routes of the simulator: `POST .../models/{model}:generateContent` and
  * `:streamGenerateContent` under both path forms the vendor serves them: Google AI Studio's
- * `/v1beta/models/{model}` (the key in `x-goog-api-key`, or `?key=`) and Vertex AI's
- * `/v1/projects/{project}/locations/{location}/publishers/google/models/{model}` (an OAuth access token
- * as `Authorization: Bearer`; any token is accepted until the simulator issues its own). A stream is
+ * `/v1beta/models/{model}` (the key in `x-goog-api-key`, or `?key=`; an empty one is refused, a missing
+ * one accepted) and Vertex AI's `/v1/projects/{project}/locations/{location}/publishers/google/models/{model}`
+ * (an OAuth access token as `Authorization: Bearer`; any token is accepted until the simulator issues
+ * its own, none is a 401). A stream is
  * server-sent events with `?alt=sse`, else one JSON array of the chunks, as the vendor answers.
  * Errors are Google's RPC status shape `{error: {code, message, status}}`. Faults scope by the model
  * of the path (`POST /__sim/faults {model: "gemini-2.5-flash"}`).
@@ -47,16 +48,21 @@ type PathForm = 'ai-studio' | 'vertex';
 const AI_STUDIO = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 const VERTEX = /^\/v1(?:beta1)?\/projects\/[^/]+\/locations\/[^/]+\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
-/** A 401 unless the request carries the credential its path form takes. */
+/**
+ * False (after answering as the vendor does) when the credential is wrong for the path form. Vertex
+ * takes only a bearer token (any, until the simulator issues its own): none is a 401. AI Studio's key
+ * is accepted when absent (the gateway sends none to the simulator, as for every keyless provider)
+ * and refused when empty, the vendor's 400 API_KEY_INVALID.
+ */
 function authorized(x: Exchange, form: PathForm, url: URL): boolean {
   if (form === 'vertex') {
     if (/^bearer\s+\S+/i.test(x.headers.authorization ?? '')) return true;
-    x.sendJson(401, googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token (simulated).'));
+    x.sendJson(401, googleError(401, 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential (simulated).'));
     return false;
   }
-  const key = x.headers['x-goog-api-key'] ?? url.searchParams.get('key');
-  if (typeof key === 'string' && key !== '') return true;
-  x.sendJson(403, googleError(403, 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.'));
+  const key = x.headers['x-goog-api-key'] ?? url.searchParams.get('key') ?? undefined;
+  if (key === undefined || String(key).trim() !== '') return true;
+  x.sendJson(400, googleError(400, 'API key not valid. Please pass a valid API key.'));
   return false;
 }
 
