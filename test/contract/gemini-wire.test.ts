@@ -25,7 +25,7 @@ const status = validator('Status');
 
 const translations = join(projectRoot(), 'test/translate');
 const cases = readdirSync(translations).filter((pair) => pair.endsWith('--gemini-generate-content'))
-  .flatMap((pair) => readdirSync(join(translations, pair)).map((name) => join(translations, pair, name)));
+  .flatMap((pair) => readdirSync(join(translations, pair), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(translations, pair, d.name)));
 const json = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
 
 describe('the gateway\'s Gemini bodies against the wire types', () => {
