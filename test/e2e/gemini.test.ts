@@ -10,8 +10,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
 import { describeStore } from '../helpers/db.js';
+import { copyConfig, singleAttempt } from '../helpers/config.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { settled, type Account } from '../helpers/chat.js';
+import { postChat, readSse, settled, type Account } from '../helpers/chat.js';
 
 /** Nano-USD per 1M tokens, as providers/google-ai.yaml lists them. */
 const PRICES = {
@@ -203,5 +204,81 @@ describeStore('the google_ai provider with its key set', () => {
     expect(upstream.path).toBe('/v1beta/models/gemini-2.5-flash-lite:generateContent');
     expect(upstream.headers['x-goog-api-key']).toBe('fake-google-ai-key');
     expect(upstream.headers.authorization).toBeUndefined();
+  });
+});
+
+describeStore('the google_ai provider under upstream faults', () => {
+  let t: TestGateway;
+  let a: Account;
+  const model = 'google-ai-gemini-2.5-flash';
+  const chat = (stream: boolean) => ({ model, stream, messages: [{ role: 'user', content: 'A faulty request that streams a reply of several chunks' }] });
+
+  beforeAll(async () => {
+    // What one failed attempt costs: retries and fail-over are test/e2e/routing-*.test.ts.
+    const copy = await copyConfig();
+    await singleAttempt(copy);
+    t = await startTestGateway({ configFile: copy.configFile });
+    a = { ...(await t.account('2')), t };
+  });
+  afterAll(async () => { await t?.dispose(); });
+
+  async function unchanged(run: () => Promise<void>): Promise<void> {
+    const before = await settled(a);
+    await run();
+    const after = await settled(a);
+    expect(after.balanceNano).toBe(before.balanceNano);
+    expect(after.rows).toBe(before.rows);
+  }
+
+  it('an upstream 500 or an error-only stream is a 502, nothing charged; a 429 stays a 429', async () => {
+    for (const fault of [{ status: 500, times: 1 }, { error_after_chunks: 0, times: 1 }]) {
+      await t.fault(fault, 'gemini-2.5-flash');
+      await unchanged(async () => {
+        const res = await postChat(a, chat(true));
+        expect(res.status).toBe(502);
+        expect(await res.json()).toMatchObject({ error: { code: 'upstream_error' } });
+      });
+    }
+    await t.fault({ status: 429, times: 1 }, 'gemini-2.5-flash');
+    await unchanged(async () => {
+      const res = await postChat(a, chat(false));
+      expect(res.status).toBe(429);
+      expect(await res.json()).toMatchObject({ error: { code: 'upstream_rate_limited' } });
+    });
+  });
+
+  it('a prompt over the model\'s limit is context_length_exceeded, nothing charged', async () => {
+    await t.fault({ status: 400, error_code: 'context_length_exceeded', times: 1 }, 'gemini-2.5-flash');
+    await unchanged(async () => {
+      const res = await postChat(a, chat(false));
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: 'context_length_exceeded' } });
+    });
+  });
+
+  it('a stream cut after content ends with an error event and pays input plus the output delivered', async () => {
+    await t.fault({ truncate_after_chunks: 2, times: 1 }, 'gemini-2.5-flash');
+    const before = await settled(a);
+    const read = await readSse(await postChat(a, chat(true)));
+    expect(read.text.length).toBeGreaterThan(0);
+    expect(read.errors).toHaveLength(1);
+    expect(read.done).toBe(false);
+    const after = await settled(a);
+    expect(after.rows).toBe(before.rows + 1);
+    const details = after.last!.details as { input: number; output: number; counted_by?: string };
+    expect(details.counted_by).toBe('gateway_tokenizer');
+    expect(details.output).toBeGreaterThan(0);
+    expect(after.last!.amountNano).toBeGreaterThan(0n);
+  });
+
+  it('an answer without usageMetadata is billed the gateway\'s count, never zero', async () => {
+    await t.fault({ omit_usage: true, times: 1 }, 'gemini-2.5-flash');
+    const before = await settled(a);
+    const res = await postChat(a, chat(false));
+    expect(res.status).toBe(200);
+    const after = await settled(a);
+    expect(after.rows).toBe(before.rows + 1);
+    expect(after.last!.details).toMatchObject({ counted_by: 'gateway_tokenizer' });
+    expect(before.balanceNano - after.balanceNano).toBeGreaterThan(0n);
   });
 });
