@@ -79,7 +79,8 @@ function compileOperations(file: string, m: ProviderManifest): Record<string, Co
     const query = new URLSearchParams(op.query ?? {}).toString();
     const poll = op.poll && compilePoll(file, `${at}/poll`, op.poll);
     const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
-    operations[name] = { method: op.method, path: op.path, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
+    if (op.stream_path !== undefined && op.answer?.type !== 'sse') throw new ManifestError(file, `${at}/stream_path`, 'an operation with a stream_path streams: declare answer: {type: sse}');
+    operations[name] = { method: op.method, path: op.path, ...(op.stream_path !== undefined ? { streamPath: op.stream_path } : {}), format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
       features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op) };
   }
   return operations;

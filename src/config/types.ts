@@ -160,6 +160,11 @@ export type UpstreamAnswerKind = 'json' | 'sse' | 'binary';
 export interface CompiledOperation {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
+  /**
+   * The path (with its static query) sent instead of `path` when the request streams (the manifest's
+   * `stream_path`: a vendor whose streaming is another method, Gemini's :streamGenerateContent); absent: `path`.
+   */
+  streamPath?: string;
   format: string;
   /**
    * The body a POST sends (the manifest's `request`, json when absent); a translation producing

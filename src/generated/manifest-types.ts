@@ -1063,9 +1063,13 @@ export interface ProviderManifest {
     [k: string]: {
       method: 'GET' | 'POST' | 'DELETE';
       /**
-       * Path under the base URL; {name} is filled from the request (path parameters).
+       * Path under the base URL; {name} is filled from the request (path parameters); {model}, when no route path_params names it, is the served deployment's upstream model (vendors that name the model in the URL).
        */
       path: string;
+      /**
+       * Path (and static query) used instead of `path` when the request streams, for vendors whose streaming is another method rather than a body flag (Gemini's :streamGenerateContent?alt=sse). Needs answer: {type: sse}. {name} and {model} are filled as in `path`.
+       */
+      stream_path?: string;
       /**
        * Wire format of this operation: picks the translator <route format>--<this format>.
        */

@@ -44,6 +44,10 @@
  * POST /translator/document:translate (multipart with a DOCX `document` part; azure-document-translation.ts)
  * and the PII redaction contract POST /pii/v1/documents:redact-pdf (a raw PDF; pii-redaction.ts), both
  * answering the document's bytes; faults scope by azure-document-translation and pii-redaction.
+ *
+ * And Gemini generateContent (docs/vendors/gemini.md): POST .../models/{model}:generateContent and
+ * :streamGenerateContent (?alt=sse) under AI Studio's /v1beta and Vertex AI's /v1/projects/.../publishers/google
+ * path forms (gemini-route.ts); faults scope by the model of the path.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -58,6 +62,7 @@ import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
 import { createBflRoutes } from './bfl.js';
 import { matchElevenLabs } from './elevenlabs.js';
+import { matchGemini } from './gemini-route.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, retryHeaders, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
@@ -134,7 +139,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
+    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction, matchGemini,
   ];
   let closing = false;
 

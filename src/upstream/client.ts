@@ -54,6 +54,8 @@ export interface UpstreamTarget {
   headersTimeoutMs?: number;
   /** The attempt's trace context (`traceparent`, `tracestate`), sent only when traces are on (issue 33 item 1). */
   traceHeaders?: Readonly<Record<string, string>>;
+  /** The request streams: an operation with a `streamPath` is sent there instead of its `path`. */
+  stream?: boolean;
 }
 
 /** The operation's static headers plus those of each feature used; same-named ones joined with a comma. */
@@ -134,7 +136,7 @@ export class UpstreamClient {
   async send(provider: CompiledProvider, operation: string, body: unknown, signal: CancelSignal, target: UpstreamTarget = {}): Promise<UpstreamResponse> {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
-    const url = this.target(provider.baseUrl + op.path + op.query);
+    const url = this.target(provider.baseUrl + (target.stream && op.streamPath !== undefined ? op.streamPath : op.path) + op.query);
     let path = target.pathParams ? fillPath(url.path, target.pathParams) : url.path;
     if (target.query) path = withQuery(path, target.query);
     // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
