@@ -8,27 +8,13 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Limits } from '../limits/types.js';
 import type { AuthCache } from '../pipeline/auth-cache.js';
 import { paramsSchema } from './views.js';
-
-const limit = { type: ['integer', 'null'], minimum: 1 };
-
-const patchBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['limits'],
-  properties: {
-    limits: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      properties: { requests_per_minute: limit, tokens_per_minute: limit, concurrent_requests: limit },
-    },
-  },
-};
+import { adminSchema } from './schemas.js';
 
 /** Registers the two PATCH routes inside the admin scope. */
 export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth: AuthCache): void {
   scope.patch<{ Params: { id: string }; Body: { limits: Limits | null } }>(
     '/accounts/:id',
-    { schema: { params: paramsSchema('id'), body: patchBody } },
+    { schema: { params: paramsSchema('id'), body: adminSchema('account-patch-request') } },
     async (req) => {
       await ledger.setAccountLimits(req.params.id, req.body.limits);
       auth.clear();
@@ -37,7 +23,7 @@ export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth
   );
   scope.patch<{ Params: { key_id: string }; Body: { limits: Limits | null } }>(
     '/keys/:key_id',
-    { schema: { params: paramsSchema('key_id'), body: patchBody } },
+    { schema: { params: paramsSchema('key_id'), body: adminSchema('key-patch-request') } },
     async (req) => {
       await ledger.setKeyLimits(req.params.key_id, req.body.limits);
       auth.clear();
