@@ -1453,7 +1453,7 @@ export type ApiSchemaFile = string;
 export type ApiSchemaFile1 = string;
 
 /**
- * api/*.yaml: routes the gateway serves outside routes/ (the admin API, health, metrics, signed file URLs), as data for the OpenAPI document. Each operation's schemas are files under schemas/; test/codegen/api-manifest.test.ts checks the list against the routes the server registers.
+ * api/*.yaml: routes the gateway serves outside routes/ (the admin API, health, metrics, signed file URLs), as data for the OpenAPI document. Each operation's schemas are files under schemas/; test/admin/openapi-contract.test.ts and test/e2e/openapi-service.test.ts check the lists against the routes the server registers.
  */
 export interface ApiManifest {
   version: 1;
