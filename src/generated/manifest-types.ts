@@ -405,6 +405,9 @@ export interface RoutingManifest {
   };
 }
 
+/**
+ * A media type, or * /* for a file answered under its own stored type.
+ */
 export type MediaType = string;
 /**
  * The values accepted for the parameter (when present, after `default`); any other is a 400 unsupported_parameter naming the parameter and these values.
