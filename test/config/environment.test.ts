@@ -29,6 +29,12 @@ describe('the environment variables the gateway reads', () => {
     expect(new Set(ENVIRONMENT.map((v) => v.name)).size).toBe(ENVIRONMENT.length);
   });
 
+  it('are each named in the README', () => {
+    const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+    const quoted = [...readme.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
+    for (const { name } of ENVIRONMENT) expect(quoted.some((q) => new RegExp(`\\b${name}\\b`).test(q)), name).toBe(true);
+  });
+
   it('finds reads in each form the code uses', () => {
     expect(readsOf("env.REDIS_URL; process.env.GATEWAY_WATCH; env['X_Y']; intFromEnv(env, 'PORT', 1); envInt('SIM_PORT', 8089)")).toEqual(['REDIS_URL', 'GATEWAY_WATCH', 'X_Y', 'PORT', 'SIM_PORT']);
   });
