@@ -11,6 +11,7 @@ import type { Limits } from '../limits/types.js';
 import type { AuthCache } from '../pipeline/auth-cache.js';
 import { formatUsd } from '../money.js';
 import { AdminError } from './errors.js';
+import { adminSchema } from './schemas.js';
 import { moneyField, paramsSchema } from './views.js';
 
 /** Where an account's own low-balance threshold is kept. */
@@ -18,30 +19,13 @@ export interface LowBalanceThresholds {
   setThreshold(accountId: string, nano: bigint | null): Promise<boolean>;
 }
 
-const limit = { type: ['integer', 'null'], minimum: 1 };
-
-const limitsSchema = {
-  type: ['object', 'null'],
-  additionalProperties: false,
-  properties: { requests_per_minute: limit, tokens_per_minute: limit, concurrent_requests: limit },
-};
-
-const keyPatchBody = { type: 'object', additionalProperties: false, required: ['limits'], properties: { limits: limitsSchema } };
-
-const accountPatchBody = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: { limits: limitsSchema, low_balance_usd: { type: ['string', 'null'], minLength: 1, maxLength: 64 } },
-};
-
 interface AccountPatch { limits?: Limits | null; low_balance_usd?: string | null }
 
 /** Registers the two PATCH routes inside the admin scope. */
 export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth: AuthCache, thresholds?: LowBalanceThresholds): void {
   scope.patch<{ Params: { id: string }; Body: AccountPatch }>(
     '/accounts/:id',
-    { schema: { params: paramsSchema('id'), body: accountPatchBody } },
+    { schema: { params: paramsSchema('id'), body: adminSchema('account-patch-request') } },
     async (req) => {
       const { id } = req.params;
       const answer: Record<string, unknown> = { id };
@@ -61,7 +45,7 @@ export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth
   );
   scope.patch<{ Params: { key_id: string }; Body: { limits: Limits | null } }>(
     '/keys/:key_id',
-    { schema: { params: paramsSchema('key_id'), body: keyPatchBody } },
+    { schema: { params: paramsSchema('key_id'), body: adminSchema('key-patch-request') } },
     async (req) => {
       await ledger.setKeyLimits(req.params.key_id, req.body.limits);
       auth.clear();

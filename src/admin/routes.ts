@@ -14,6 +14,7 @@ import { AdminError, toAdminError } from './errors.js';
 import { accountJson, holdJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
 import { registerDeploymentRoutes, type DeploymentsSource } from './deployments.js';
 import { registerLimitRoutes, type LowBalanceThresholds } from './limits.js';
+import { adminSchema } from './schemas.js';
 import type { MailTransport } from '../console/mail.js';
 
 /** What the admin routes need. `token` is the admin bearer token (must be non-empty). */
@@ -31,31 +32,10 @@ export interface AdminDeps {
   alerts?: LowBalanceThresholds;
 }
 
-const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
-
-const createAccountBody = {
-  type: 'object',
-  properties: { balance_usd: money, credit_limit_usd: money },
-  additionalProperties: false,
-} as const;
-
-const topupBody = {
-  type: 'object',
-  properties: { amount_usd: money },
-  required: ['amount_usd'],
-  additionalProperties: false,
-} as const;
-
-const usageQuery = {
-  type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1 },
-    after: { type: 'string', minLength: 1, maxLength: 200 },
-    // A key id as the keys API returns it; a key of another account, or none, lists nothing.
-    key_id: { type: 'string', minLength: 1, maxLength: 200 },
-  },
-  additionalProperties: false,
-} as const;
+// Bodies and query: the files under schemas/admin/ that the OpenAPI document is generated from (api/admin.yaml).
+const createAccountBody = adminSchema('account-create-request');
+const topupBody = adminSchema('topup-request');
+const usageQuery = adminSchema('usage-query');
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();

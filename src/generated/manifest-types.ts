@@ -451,6 +451,9 @@ export interface RoutingManifest {
   };
 }
 
+/**
+ * A media type, or * /* for a file answered under its own stored type.
+ */
 export type MediaType = string;
 /**
  * The values accepted for the parameter (when present, after `default`); any other is a 400 unsupported_parameter naming the parameter and these values.
@@ -1493,5 +1496,91 @@ export interface OfferingRoutingManifest {
      * Default 30.
      */
     open_seconds?: number;
+  };
+}
+
+/**
+ * An object schema whose properties are the query parameters (its `required` are required).
+ */
+export type ApiSchemaFile = string;
+export type ApiSchemaFile1 = string;
+
+/**
+ * api/*.yaml: routes the gateway serves outside routes/ (the admin API, health, metrics, signed file URLs), as data for the OpenAPI document. Each operation's schemas are files under schemas/; test/admin/openapi-contract.test.ts and test/e2e/openapi-service.test.ts check the lists against the routes the server registers.
+ */
+export interface ApiManifest {
+  version: 1;
+  /**
+   * The OpenAPI tag of every operation in the file.
+   */
+  tag: string;
+  /**
+   * Security schemes the file's operations name, added to the document's components (OpenAPI Security Scheme Objects).
+   */
+  security_schemes?: {
+    [k: string]: {};
+  };
+  /**
+   * The default security of the file's operations: alternatives, each a scheme name, or `none` (no credential needed).
+   */
+  security?: string[];
+  /**
+   * The error body of the file's operations and the meaning of each error status.
+   */
+  error?: {
+    schema: string;
+    statuses: {
+      [k: string]: string;
+    };
+  };
+  /**
+   * @minItems 1
+   */
+  operations: ApiOperation[];
+}
+export interface ApiOperation {
+  id: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  summary: string;
+  /**
+   * Overrides the file's default security.
+   */
+  security?: string[];
+  query?: ApiSchemaFile;
+  headers?: {
+    name: string;
+    description: string;
+  }[];
+  /**
+   * The request body: a JSON schema file, or `raw` bytes of any type.
+   */
+  body?: {
+    schema?: ApiSchemaFile1;
+    raw?: boolean;
+    required?: boolean;
+    description?: string;
+  };
+  answers: {
+    [k: string]: ApiAnswer;
+  };
+  /**
+   * Error statuses, each answered with the file's error body.
+   */
+  errors?: number[];
+}
+export interface ApiAnswer {
+  description: string;
+  schema?: ApiSchemaFile1;
+  /**
+   * Media type(s) of the answer: JSON with `schema` (default application/json), else a string body (binary with `binary: true`).
+   */
+  media?: string | string[];
+  binary?: boolean;
+  /**
+   * Response headers, each with its description.
+   */
+  headers?: {
+    [k: string]: string;
   };
 }
