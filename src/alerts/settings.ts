@@ -3,7 +3,6 @@
  * the webhook endpoints with their resolved signing secrets, and the outbox's timings.
  */
 import type { GatewayConfigManifest } from '../generated/manifest-types.js';
-import { envLocation } from '../config/providers.js';
 import { parseUsd } from '../money.js';
 
 /** The events an endpoint may subscribe to. */
@@ -39,7 +38,7 @@ export function compileAlerts(raw: GatewayConfigManifest['alerts'], env: NodeJS.
     retryForMs: Math.round((raw?.retry_hours ?? 24) * 3_600_000),
     webhooks: (raw?.webhooks ?? []).map((w) => ({
       url: w.url,
-      secret: (w.secret && env[envLocation(w.secret)]) || null,
+      secret: (w.secret && env[w.secret.slice('env:'.length)]) || null,
       events: w.events as AlertType[],
     })),
   };

@@ -17,7 +17,7 @@ function sources(dir: string): string[] {
 
 /** The variable names a source text reads. */
 function readsOf(text: string): string[] {
-  const patterns = [/\benv(?:\.|\[')([A-Z][A-Z0-9_]+)/g, /\b(?:intFromEnv\(env, |envInt\()'([A-Z][A-Z0-9_]+)'/g];
+  const patterns = [/\benv(?:\.|\[')([A-Z][A-Z0-9_]+)/g, /\b(?:intFromEnv\(env, |positive\(env, |envInt\()'([A-Z][A-Z0-9_]+)'/g];
   return patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!));
 }
 
@@ -36,7 +36,7 @@ describe('the environment variables the gateway reads', () => {
   });
 
   it('finds reads in each form the code uses', () => {
-    expect(readsOf("env.REDIS_URL; process.env.GATEWAY_WATCH; env['X_Y']; intFromEnv(env, 'PORT', 1); envInt('SIM_PORT', 8089)")).toEqual(['REDIS_URL', 'GATEWAY_WATCH', 'X_Y', 'PORT', 'SIM_PORT']);
+    expect(readsOf("env.REDIS_URL; process.env.GATEWAY_WATCH; env['X_Y']; intFromEnv(env, 'PORT', 1); envInt('SIM_PORT', 8089); positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048)")).toEqual(['REDIS_URL', 'GATEWAY_WATCH', 'X_Y', 'PORT', 'SIM_PORT', 'OTEL_BSP_MAX_QUEUE_SIZE']);
   });
 
   it('lists the providers\' variables from their manifests', async () => {
