@@ -54,11 +54,14 @@ function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
  * its status and Retry-After for the retry policy.
  */
 export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promise<UpstreamResponse> {
-  const { provider } = ctx.model!;
+  const { provider, offering } = ctx.model!;
   const attempt = ctx.routing?.current ?? null;
   let response: UpstreamResponse;
   try {
-    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs };
+    const target = {
+      pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs,
+      stream: ctx.stream, model: offering.upstreamModel,
+    };
     response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
   } catch (error) {
     if (!ctx.work.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
