@@ -58,7 +58,7 @@ export function signedAssertion(key: ServiceAccountKey, scope: string, nowMs: nu
 /** A token and the instant (ms) until which it is used. */
 interface CachedToken { value: string; usableUntil: number }
 
-/** Options of AccessTokens; tests inject the clock. */
+/** Options of AccessTokens; tests inject the clock of the cache. */
 export interface AccessTokenOptions { now?: () => number; timeoutMs?: number }
 
 /** The access tokens of one scope, one cache entry and at most one fetch in flight per key file. */
@@ -92,7 +92,8 @@ export class AccessTokens {
   private async fetch(keyFile: string): Promise<string> {
     const key = await readServiceAccountKey(keyFile);
     const sentAt = this.now();
-    const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signedAssertion(key, this.scope, sentAt) });
+    // The assertion's times are the wall clock's (the endpoint checks them); the cache runs on `now`.
+    const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signedAssertion(key, this.scope, Date.now()) });
     let status: number;
     let text: string;
     try {
