@@ -224,3 +224,24 @@ describeStore('Claude on Vertex AI', () => {
     expect(await predictions()).toBe(sentBefore);
   });
 });
+
+describeStore('Claude on Vertex AI, keyless', () => {
+  let t: TestGateway;
+  let a: Account;
+  beforeAll(async () => {
+    t = await startTestGateway();
+    a = { ...(await t.account('5')), t };
+  });
+  afterAll(async () => { await t?.dispose(); });
+
+  it('is served by the built-in simulator while GOOGLE_APPLICATION_CREDENTIALS is unset, with no token', async () => {
+    const before = await settled(a);
+    const message = await new Anthropic({ baseURL: t.url, apiKey: a.key, maxRetries: 0 }).messages.create({ model: MODEL, max_tokens: 32, messages: [{ role: 'user', content: 'Hello keyless' }] });
+    expect(message.model).toBe(MODEL);
+    const sent = await request(`${t.sim.url}/__sim/last`).then((r) => r.body.json() as Promise<{ path: string; headers: Record<string, string> }>);
+    expect(sent.path).toBe('/v1/projects/simulated/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict');
+    expect(sent.headers.authorization).toBeUndefined();
+    const after = await settled(a);
+    expect(before.balanceNano - after.balanceNano).toBe(charge(message.usage));
+  });
+});
