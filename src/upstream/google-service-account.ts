@@ -106,8 +106,10 @@ export class AccessTokens {
     } catch {
       throw tokenFailure('the token endpoint could not be reached');
     }
-    if (status !== 200) throw tokenFailure(`the token endpoint answered ${status}`);
-    const answer = parseJson(text) as { access_token?: unknown; expires_in?: unknown } | null;
+    const answer = parseJson(text) as { access_token?: unknown; expires_in?: unknown; error?: unknown } | null;
+    // RFC 6749 5.2: the error code (invalid_grant, ...) says what the operator must fix; its description is not repeated.
+    const code = typeof answer?.error === 'string' && /^[a-z_]{1,40}$/.test(answer.error) ? ` ${answer.error}` : '';
+    if (status !== 200) throw tokenFailure(`the token endpoint answered ${status}${code}`);
     if (typeof answer?.access_token !== 'string' || answer.access_token === '' || /[\r\n]/.test(answer.access_token)) throw tokenFailure('the token endpoint sent no access token');
     // Counted from when the assertion was sent: the token cannot outlive what the endpoint granted.
     const lifeMs = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in * 1000 : ASSERTION_SECONDS * 1000;

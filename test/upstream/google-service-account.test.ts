@@ -109,7 +109,7 @@ describe('AccessTokens (google-service-account)', () => {
     try {
       // The account's email with the other key pair's public key: the signature no longer verifies.
       await request(`${sim.url}/__sim/google/accounts`, { method: 'POST', body: JSON.stringify({ client_email: account.clientEmail, public_key: other.publicKey }) }).then((r) => r.body.text());
-      await expect(new AccessTokens(SCOPE, { now: clock }).token(account.path)).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('answered 400') });
+      await expect(new AccessTokens(SCOPE, { now: clock }).token(account.path)).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('answered 400 invalid_grant') });
     } finally {
       await other.dispose();
     }
