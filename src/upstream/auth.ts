@@ -24,6 +24,13 @@ export function authHeaders(provider: CompiledProvider, key?: PoolKey | null): R
   return used ? { [provider.auth.header]: provider.auth.prefix + used.value } : {};
 }
 
+/** After a 401 to a token (`auth.tokens`) sent in `sent` (the auth headers): that token is dropped, the next request fetches a new one. */
+export function forgetToken(provider: CompiledProvider, key: PoolKey | null | undefined, sent: Readonly<Record<string, string>>): void {
+  const used = key ?? provider.keys.any();
+  const token = sent[provider.auth.header]?.slice(provider.auth.prefix.length);
+  if (used && token) provider.auth.tokens?.forget(used.value, token);
+}
+
 /**
  * The auth headers of a provider whose credential is exchanged for a token first (`auth.tokens`: the
  * key is a service-account key file's path): the token of that key, fetched or cached. Rejects with

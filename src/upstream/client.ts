@@ -7,7 +7,7 @@ import { Cancellation, type CancelSignal } from '../cancel.js';
 import type { BodyEdits, CompiledOperation, CompiledProvider, UpstreamRequestKind } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { AttemptError } from './attempt-error.js';
-import { authHeaders, tokenAuthHeaders } from './auth.js';
+import { authHeaders, forgetToken, tokenAuthHeaders } from './auth.js';
 import type { PoolKey } from './key-pool.js';
 import { RawBody } from './raw-body.js';
 import { allowedVendorUrl } from './vendor-url.js';
@@ -193,6 +193,7 @@ export class UpstreamClient {
         body: payload instanceof RawBody ? payload.data : payload,
       });
       response.body.once('close', unforward);
+      if (response.statusCode === 401 && provider.auth.tokens) forgetToken(provider, target.key, auth);
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     } catch (error) {
       unforward();

@@ -89,6 +89,14 @@ export class AccessTokens {
     return signal ? abortable(fetching, signal) : fetching;
   }
 
+  /**
+   * Drops `token`, the cached token of `keyFile`, which the upstream refused (revoked, or expired
+   * early): the next call fetches one. A newer token cached meanwhile stays.
+   */
+  forget(keyFile: string, token: string): void {
+    if (this.cached.get(keyFile)?.value === token) this.cached.delete(keyFile);
+  }
+
   private async fetch(keyFile: string): Promise<string> {
     const key = await readServiceAccountKey(keyFile);
     const sentAt = this.now();

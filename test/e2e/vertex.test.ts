@@ -173,6 +173,20 @@ describeStore('Claude on Vertex AI', () => {
     expect(await sa.tokenRequests()).toBe(1);
   });
 
+  it('a token Vertex refuses (401) is dropped, not the key file: the next request fetches a new one and is served', async () => {
+    await openai.chat.completions.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'accepted' }] });
+    const fetched = await sa.tokenRequests();
+    const refusedToken = (await last()).headers.authorization;
+    await request(`${vertex.url}/__sim/faults`, { method: 'POST', body: JSON.stringify({ model: 'claude-sonnet-4-5@20250929', fault: { status: 401, times: 1 } }) }).then((r) => r.body.text());
+    const refused = await openai.chat.completions.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'refused' }] }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect(await sa.tokenRequests()).toBe(fetched);
+    const served = await openai.chat.completions.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'served' }] });
+    expect(served.choices[0]!.message.content).toBeTruthy();
+    expect(await sa.tokenRequests()).toBe(fetched + 1);
+    expect((await last()).headers.authorization).not.toBe(refusedToken);
+  });
+
   it('refreshes an expired token once for many requests waiting on it', async () => {
     await sa.configure({ expiresIn: 30 }); // shorter than the refresh margin: stale as soon as fetched
     expect(await t.gw.reload()).toBeNull(); // a new configuration starts with no token

@@ -90,6 +90,16 @@ describe('AccessTokens (google-service-account)', () => {
     expect(await account.tokenRequests()).toBe(before + 1);
   });
 
+  it('forgets a refused token, but not a newer one cached since', async () => {
+    const tokens = new AccessTokens(SCOPE, { now: clock });
+    const refused = await tokens.token(account.path);
+    tokens.forget(account.path, refused);
+    const fresh = await tokens.token(account.path);
+    expect(fresh).not.toBe(refused);
+    tokens.forget(account.path, refused); // a late report about the old token
+    expect(await tokens.token(account.path)).toBe(fresh);
+  });
+
   it('a token endpoint failure is a 502 for every waiter, not cached: the next call fetches again', async () => {
     const tokens = new AccessTokens(SCOPE, { now: clock });
     await request(`${sim.url}/__sim/faults`, { method: 'POST', body: JSON.stringify({ model: 'google-oauth-token', fault: { status: 503, times: 1 } }) }).then((r) => r.body.text());
