@@ -146,8 +146,9 @@ export class UpstreamClient {
   async send(provider: CompiledProvider, operation: string, body: unknown, signal: CancelSignal, target: UpstreamTarget = {}): Promise<UpstreamResponse> {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
-    const url = this.target(provider.baseUrl + (target.stream && op.streamPath ? op.streamPath : op.path) + op.query);
-    const params = target.model === undefined ? target.pathParams : { ...target.pathParams, model: target.model };
+    const opPath = target.stream && op.streamPath ? op.streamPath : op.path;
+    const url = this.target(provider.baseUrl + opPath + op.query);
+    const params = target.model === undefined || !opPath.includes('{model}') ? target.pathParams : { ...target.pathParams, model: target.model };
     let path = params ? fillPath(url.path, params) : url.path;
     if (target.query) path = withQuery(path, target.query);
     // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
