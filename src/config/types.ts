@@ -8,6 +8,7 @@ import type { RawBodySpec } from '../bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
 import type { UsageDialect } from './usage-dialect.js';
 import type { KeyPool } from '../upstream/key-pool.js';
+import type { AccessTokens } from '../upstream/google-service-account.js';
 import type { GrantSettings } from '../ledger/grants/settings.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
@@ -139,8 +140,11 @@ export interface CompiledProvider {
    * live as long as this compiled configuration: a reload brings them all back.
    */
   keys: KeyPool;
-  /** The credential's header, and the text before the key in it (`Authorization: Bearer <key>`). */
-  auth: { header: string; prefix: string };
+  /**
+   * The credential's header, and the text before the key in it (`Authorization: Bearer <key>`);
+   * `tokens` when the key is exchanged for an access token first (google-service-account).
+   */
+  auth: { header: string; prefix: string; tokens?: AccessTokens | null };
   simulated: boolean;
   /** Static headers sent on every upstream request. */
   headers: Readonly<Record<string, string>>;
@@ -162,9 +166,10 @@ export interface CompiledOperation {
   path: string;
   /**
    * The path (with its static query) sent instead of `path` when the request streams (the manifest's
-   * `stream_path`: a vendor whose streaming is another method, Gemini's :streamGenerateContent); absent: `path`.
+   * `stream_path`: a vendor whose streaming is another method, Gemini's :streamGenerateContent,
+   * Vertex's :streamRawPredict); absent or null: `path`.
    */
-  streamPath?: string;
+  streamPath?: string | null;
   format: string;
   /**
    * The body a POST sends (the manifest's `request`, json when absent); a translation producing
@@ -185,7 +190,12 @@ export interface CompiledOperation {
   features: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** How the vendor reports usage where it differs from OpenAI's chat format (issue 32); absent or null: as OpenAI. */
   usage?: UsageDialect | null;
+  /** Edits of the translated JSON body (manifest `body`): top-level fields removed, then set; absent or null: none. */
+  bodyEdits?: BodyEdits | null;
 }
+
+/** A vendor dialect's edits of a JSON request body: fields the URL carries removed, fixed ones set. */
+export interface BodyEdits { remove: readonly string[]; set: Readonly<Record<string, string>> }
 
 /** How to poll an operation's job (provider manifest `poll`). */
 export interface CompiledPoll {

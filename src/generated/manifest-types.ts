@@ -1027,9 +1027,13 @@ export interface ProviderManifest {
    */
   auth: {
     /**
-     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`.
+     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`; google-service-account: the key's location holds the path of a service-account key file (JSON), whose signed JWT is exchanged at the file's token_uri for an access token sent as Authorization: Bearer (cached until shortly before it expires).
      */
-    scheme: 'bearer' | 'x-api-key' | 'header';
+    scheme: 'bearer' | 'x-api-key' | 'header' | 'google-service-account';
+    /**
+     * The OAuth scope a google-service-account token is asked for (e.g. https://www.googleapis.com/auth/cloud-platform).
+     */
+    scope?: string;
     /**
      * Where the credential is (env:NAME); never the value.
      */
@@ -1066,13 +1070,22 @@ export interface ProviderManifest {
     [k: string]: {
       method: 'GET' | 'POST' | 'DELETE';
       /**
-       * Path under the base URL; {name} is filled from the request (path parameters); {model}, when no route path_params names it, is the served deployment's upstream model (vendors that name the model in the URL).
+       * Path under the base URL; {name} is filled from the request (path parameters); {model}, when no route path_params names it, is the served deployment's upstream model (vendors that name the model in the URL); a `url_params` name is filled with its value.
        */
       path: string;
       /**
-       * Path (and static query) used instead of `path` when the request streams, for vendors whose streaming is another method rather than a body flag (Gemini's :streamGenerateContent?alt=sse). Needs answer: {type: sse}. {name} and {model} are filled as in `path`.
+       * Path (and static query) used instead of `path` when the request streams, for vendors whose streaming is another method rather than a body flag (Gemini's :streamGenerateContent?alt=sse, Vertex's :streamRawPredict). Needs answer: {type: sse}. Filled as `path` is.
        */
       stream_path?: string;
+      /**
+       * Edits of a JSON request body after translation (a vendor dialect of a known format): `remove` drops top-level fields (e.g. a model the URL carries), then `set` adds top-level fields with fixed values.
+       */
+      body?: {
+        set?: {
+          [k: string]: string;
+        };
+        remove?: string[];
+      };
       /**
        * Wire format of this operation: picks the translator <route format>--<this format>.
        */
@@ -1214,6 +1227,15 @@ export interface ProviderManifest {
    */
   headers?: {
     [k: string]: string;
+  };
+  /**
+   * Values of the base URL's default and the operation paths, each `{name}` filled from its env variable (or its default) when the configuration is compiled, e.g. a cloud project and region. One without a value is an error unless the provider is simulated.
+   */
+  url_params?: {
+    [k: string]: {
+      env: EnvName;
+      default?: string;
+    };
   };
   /**
    * Headers sent only when their env variable is set (e.g. Ocp-Apim-Subscription-Region: AZURE_TRANSLATOR_REGION).

@@ -157,7 +157,8 @@ function decide(ctx: RequestContext, runtime: Runtime, state: LoopState, d: Comp
     return true;
   }
   if (decision === 'key') {
-    if (key && d.provider.keys.remove(key)) runtime.logger?.warn({ provider: d.provider.id, key: key.location }, 'upstream key refused (401/403): taken out until the configuration is reloaded');
+    // A refused access token is fetched anew (src/upstream/client.ts): the key file it came from stays.
+    if (key && !d.provider.auth.tokens && d.provider.keys.remove(key)) runtime.logger?.warn({ provider: d.provider.id, key: key.location }, 'upstream key refused (401/403): taken out until the configuration is reloaded');
     if (!d.provider.keys.exhausted && d.provider.keys.size > 1) state.sticky = d; else state.excluded.add(d);
     return true;
   }

@@ -48,6 +48,11 @@
  * And Gemini generateContent (docs/vendors/gemini.md): POST .../models/{model}:generateContent and
  * :streamGenerateContent (?alt=sse) under AI Studio's /v1beta and Vertex AI's /v1/projects/.../publishers/google
  * path forms (gemini-route.ts); faults scope by the model of the path.
+ *
+ * And Google Vertex AI (issue 32 item 3): the OAuth token endpoint of service accounts, POST /token
+ * (google-oauth.ts; accounts registered with POST /__sim/google/accounts, faults scope by
+ * google-oauth-token), and Claude on Vertex, POST /v1/projects/{project}/locations/{location}/
+ * publishers/anthropic/models/{model}:rawPredict and :streamRawPredict (vertex-anthropic.ts), behind its tokens.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -66,6 +71,8 @@ import { matchGemini } from './gemini-route.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, retryHeaders, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
+import { SimServiceAccounts } from './google-oauth.js';
+import { matchVertexAnthropic } from './vertex-anthropic.js';
 import { embeddingsRoute } from './openai-embeddings.js';
 import { moderationsRoute } from './openai-moderations.js';
 import { imagesRoute, matchSimImages } from './openai-images.js';
@@ -138,8 +145,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const bfl = createBflRoutes();
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
+  const google = new SimServiceAccounts();
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
     responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction, matchGemini,
+    google.match, matchVertexAnthropic(messages.messages, google),
   ];
   let closing = false;
 
@@ -224,8 +233,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (path === '/__sim/requests' && method === 'GET') return sendJson(200, { object: 'list', data: log.list(query.get('model')) });
       // Lets every answer held by fault hold_last_chunk go on; says how many were waiting.
       if (path === '/__sim/release' && method === 'POST') return sendJson(200, { released: releaseAll() });
+      if (path === '/__sim/google/accounts' && method === 'POST') {
+        const refused = google.register(body);
+        return refused ? sendJson(400, errorBody(refused, 'invalid_request_error')) : sendJson(200, { ok: true });
+      }
       if (path === '/__sim/reset' && method === 'POST') {
         releaseAll();
+        google.reset();
         faults.clear();
         messages.reset();
         language.reset();

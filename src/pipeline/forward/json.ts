@@ -59,7 +59,7 @@ function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
  * its status and Retry-After for the retry policy.
  */
 export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promise<UpstreamResponse> {
-  const { provider } = ctx.model!;
+  const { provider, offering } = ctx.model!;
   const attempt = ctx.routing?.current ?? null;
   let response: UpstreamResponse;
   try {
