@@ -79,14 +79,18 @@ export function checkRawBody(file: string, manifest: RouteManifest): void {
   });
 }
 
-/** A route that streams (`stream.when`) may only call operations whose answer is server-sent events (`answer: {type: sse}`). */
+/**
+ * A route that streams (`stream.when`) may only call operations whose answer is server-sent events
+ * (`answer: {type: sse}`), or that send a stream to a `stream_operation` (checked at compile to answer one).
+ */
 export function checkStreamingAnswers(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
   for (const route of routes) {
     if (!route.streamPointer) continue;
     route.upstreams.forEach((upstream, index) => {
       for (const { manifest } of providers) {
-        const answer = manifest.operations[upstream.operation]?.answer?.type ?? 'json';
-        if (!manifest.operations[upstream.operation] || answer === 'sse') continue;
+        const op = manifest.operations[upstream.operation];
+        const answer = op?.answer?.type ?? 'json';
+        if (!op || answer === 'sse' || op.stream_operation !== undefined) continue;
         throw new ManifestError(route.file, `/upstreams/${index}`, `the route streams (stream.when ${route.manifest.stream!.when}) but operation "${upstream.operation}" of provider ${manifest.id} answers ${answer}: declare answer: {type: sse} if it streams`);
       }
     });
@@ -104,7 +108,8 @@ export function checkPathParams(routes: CompiledRoute[], providers: Array<{ file
     route.upstreams.forEach((upstream, index) => {
       for (const { manifest } of providers) {
         const op = manifest.operations[upstream.operation];
-        const unresolved = op ? pathParamNames(op.path).filter((name) => !upstream.pathParams[name]) : [];
+        // The gateway fills the model's own parameter (`path_model`); the route resolves the others.
+        const unresolved = op ? pathParamNames(op.path).filter((name) => !upstream.pathParams[name] && name !== op.path_model) : [];
         if (unresolved.length > 0) {
           throw new ManifestError(route.file, `/upstreams/${index}/path_params`, `operation "${upstream.operation}" of provider ${manifest.id} has path ${op!.path}: declare where {${unresolved.join('}, {')}} comes from`);
         }

@@ -7,6 +7,7 @@ import type { ProviderManifest } from '../generated/manifest-types.js';
 import { parseUsd } from '../money.js';
 import { authHeaderOf } from '../upstream/auth.js';
 import { KeyPool } from '../upstream/key-pool.js';
+import { SIMULATOR_AWS_REGION, type CompiledSigV4 } from '../upstream/sigv4-auth.js';
 import { ManifestError } from './errors.js';
 import type { LineOf } from './load.js';
 import { compilePoll } from './poll.js';
@@ -43,15 +44,27 @@ function keyPoolOf(m: ProviderManifest, env: NodeJS.ProcessEnv): KeyPool {
   return new KeyPool(locations.map((location) => env[envLocation(location)]!), locations);
 }
 
+/** The `{NAME}` placeholders of a default base URL (issue 32: a regional endpoint, https://bedrock-runtime.{AWS_REGION}.amazonaws.com). */
+const URL_VARIABLE = /\{([A-Z][A-Z0-9_]*)\}/g;
+
+/** The default base URL with each `{NAME}` replaced by its env variable; a missing one is a manifest error naming it. */
+function defaultUrl(file: string, m: ProviderManifest, env: NodeJS.ProcessEnv, lineOf?: LineOf): string | undefined {
+  return m.base_url.default?.replace(URL_VARIABLE, (_, name: string) => {
+    const value = env[name];
+    if (!value) throw new ManifestError(file, '/base_url/default', `${name} must be set when ${setLocations(m, env).map(envLocation).join(' or ') || 'its key'} is (the endpoint's ${name})`, lineOf?.('/base_url/default'));
+    return encodeURIComponent(value);
+  });
+}
+
 function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simulated: boolean, lineOf?: LineOf): string {
   if (simulated) {
     const at = m.auth.keys ? '/auth/keys' : '/auth/key';
     const what = m.auth.keys ? `none of ${m.auth.keys.join(', ')} is set` : `${m.auth.key} is not set`;
     if (!ctx.simulatorUrl) throw new ManifestError(file, at, `${what} and no simulator is running`, lineOf?.(at));
-    // The simulator serves every format under the vendor's own path prefix (e.g. /v1).
-    return ctx.simulatorUrl + (m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '');
+    // The simulator serves every format under the vendor's own path prefix (e.g. /v1); a placeholder of the host does not matter there.
+    return ctx.simulatorUrl + (m.base_url.default ? new URL(m.base_url.default.replace(URL_VARIABLE, 'x')).pathname.replace(/\/$/, '') : '');
   }
-  const url = ctx.env[m.base_url.env] || m.base_url.default;
+  const url = ctx.env[m.base_url.env] || defaultUrl(file, m, ctx.env, lineOf);
   // A per-customer resource (an Azure endpoint) has no default: its key without its endpoint is an error.
   const set = setLocations(m, ctx.env).map(envLocation);
   if (!url) throw new ManifestError(file, '/base_url', `${m.base_url.env} must be set when ${set.join(' or ') || 'its key'} is (the resource's endpoint)`, lineOf?.('/base_url'));
@@ -68,8 +81,23 @@ function operationKinds(file: string, at: string, op: OperationManifest): { requ
   const request = op.request ?? 'json';
   const answer = op.answer?.type ?? 'json';
   if (request !== 'json' && op.method !== 'POST') throw new ManifestError(file, `${at}/request`, `a ${op.method} operation sends no body, so it cannot declare request: ${request}`);
-  if (answer === 'sse' && op.poll) throw new ManifestError(file, `${at}/answer/type`, 'an operation answered by a job to poll (poll) cannot answer sse');
+  if ((answer === 'sse' || answer === 'event-stream') && op.poll) throw new ManifestError(file, `${at}/answer/type`, `an operation answered by a job to poll (poll) cannot answer ${answer}`);
   return { request, answer };
+}
+
+/**
+ * An operation's `stream_operation` (issue 32 item 2: ConverseStream beside Converse): one of the
+ * provider's, in the same format, answering a stream; null when absent.
+ */
+function streamOperationOf(file: string, at: string, m: ProviderManifest, op: OperationManifest): string | null {
+  const name = op.stream_operation;
+  if (name === undefined) return null;
+  const other = m.operations[name];
+  const answer = other?.answer?.type ?? 'json';
+  if (!other || other.format !== op.format || (answer !== 'sse' && answer !== 'event-stream')) {
+    throw new ManifestError(file, `${at}/stream_operation`, `"${name}" must be an operation of this provider in format ${op.format} that answers sse or event-stream`);
+  }
+  return name;
 }
 
 function compileOperations(file: string, m: ProviderManifest): Record<string, CompiledOperation> {
@@ -80,7 +108,8 @@ function compileOperations(file: string, m: ProviderManifest): Record<string, Co
     const poll = op.poll && compilePoll(file, `${at}/poll`, op.poll);
     const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
     operations[name] = { method: op.method, path: op.path, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
-      features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op) };
+      features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op),
+      pathModel: op.path_model ?? null, streamOperation: streamOperationOf(file, at, m, op) };
   }
   return operations;
 }
@@ -109,11 +138,28 @@ function staticHeaders(file: string, m: ProviderManifest, env: NodeJS.ProcessEnv
   return headers;
 }
 
+/**
+ * The `sigv4` scheme's parameters (issue 32 item 2), or null for a header scheme: the region and the
+ * access key id must be set with the secret (a simulated provider signs for the simulator's region).
+ */
+function sigV4Of(file: string, m: ProviderManifest, env: NodeJS.ProcessEnv, simulated: boolean, lineOf?: LineOf): CompiledSigV4 | null {
+  if (m.auth.scheme !== 'sigv4') return null;
+  const spec = m.auth.sigv4;
+  if (!spec) throw new ManifestError(file, '/auth', 'scheme sigv4 needs auth.sigv4 (service, region, access_key_id)', lineOf?.('/auth'));
+  const read = (location: string | undefined) => (location ? env[envLocation(location)] || undefined : undefined);
+  const token = read(spec.session_token);
+  if (simulated) return { service: spec.service, region: read(spec.region) ?? SIMULATOR_AWS_REGION, accessKeyId: '', simulated: true };
+  for (const [name, location] of [['region', spec.region], ['access_key_id', spec.access_key_id]] as const) {
+    if (!read(location)) throw new ManifestError(file, `/auth/sigv4/${name}`, `${envLocation(location)} must be set when ${setLocations(m, env).map(envLocation).join(' or ')} is`, lineOf?.(`/auth/sigv4/${name}`));
+  }
+  return { service: spec.service, region: read(spec.region)!, accessKeyId: read(spec.access_key_id)!, ...(token ? { sessionToken: token } : {}), simulated: false };
+}
+
 /** One provider, ready to send requests to; `lineOf` (the file's, from load) puts a line on its errors. */
 export function compileProvider(file: string, m: ProviderManifest, ctx: ProviderContext, lineOf?: LineOf): CompiledProvider {
   const simulated = needsSimulator(m, ctx.env);
   return {
-    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated, lineOf).replace(/\/$/, ''), keys: keyPoolOf(m, ctx.env), auth: authHeaderOf(m.auth), simulated, headers: staticHeaders(file, m, ctx.env),
+    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated, lineOf).replace(/\/$/, ''), keys: keyPoolOf(m, ctx.env), auth: authHeaderOf(m.auth), sigv4: sigV4Of(file, m, ctx.env, simulated, lineOf), simulated, headers: staticHeaders(file, m, ctx.env),
     timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
     operations: compileOperations(file, m),
     skills: m.skills ? { source: m.skills.source, list: m.skills.list.map((s) => ({ id: s.id, displayTitle: s.display_title, latestVersion: s.latest_version, createdAt: s.created_at })) } : null,

@@ -7,6 +7,7 @@ import type { RawBodySpec } from '../bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
 import type { UsageDialect } from './usage-dialect.js';
 import type { KeyPool } from '../upstream/key-pool.js';
+import type { CompiledSigV4 } from '../upstream/sigv4-auth.js';
 import type { GrantSettings } from '../ledger/grants/settings.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
@@ -140,6 +141,8 @@ export interface CompiledProvider {
   keys: KeyPool;
   /** The credential's header, and the text before the key in it (`Authorization: Bearer <key>`). */
   auth: { header: string; prefix: string };
+  /** The `sigv4` scheme's signing parameters (issue 32 item 2): each request is signed once its body is final; absent or null for header schemes. */
+  sigv4?: CompiledSigV4 | null;
   simulated: boolean;
   /** Static headers sent on every upstream request. */
   headers: Readonly<Record<string, string>>;
@@ -153,7 +156,7 @@ export interface CompiledProvider {
 export type UpstreamRequestKind = 'json' | 'multipart' | 'raw';
 
 /** What an operation answers (provider manifest `answer.type`): sse streams when the request asks to. */
-export type UpstreamAnswerKind = 'json' | 'sse' | 'binary';
+export type UpstreamAnswerKind = 'json' | 'sse' | 'event-stream' | 'binary';
 
 /** One upstream operation: where it is, and the wire format its translator speaks. */
 export interface CompiledOperation {
@@ -179,6 +182,10 @@ export interface CompiledOperation {
   features: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** How the vendor reports usage where it differs from OpenAI's chat format (issue 32); absent or null: as OpenAI. */
   usage?: UsageDialect | null;
+  /** The path's `{name}` the gateway fills with the served offering's upstream model (manifest `path_model`); absent or null: none. */
+  pathModel?: string | null;
+  /** The operation a streaming request is sent to instead (manifest `stream_operation`); absent or null: this one. */
+  streamOperation?: string | null;
 }
 
 /** How to poll an operation's job (provider manifest `poll`). */

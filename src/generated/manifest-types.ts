@@ -969,7 +969,7 @@ export interface ProviderManifest {
   base_url: {
     env: EnvName;
     /**
-     * The vendor URL; absent for per-customer resources (an Azure endpoint): then the env variable must be set whenever the key is.
+     * The vendor URL; absent for per-customer resources (an Azure endpoint): then the env variable must be set whenever the key is. `{NAME}` (an env variable's name in capitals) is replaced by that variable's value, e.g. https://bedrock-runtime.{AWS_REGION}.amazonaws.com; it must then be set whenever the key is.
      */
     default?: string;
   };
@@ -978,9 +978,30 @@ export interface ProviderManifest {
    */
   auth: {
     /**
-     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`.
+     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`; sigv4: AWS Signature Version 4 (the key is the secret access key; `sigv4` names the rest), computed per request once its body is final.
      */
-    scheme: 'bearer' | 'x-api-key' | 'header';
+    scheme: 'bearer' | 'x-api-key' | 'header' | 'sigv4';
+    /**
+     * For scheme sigv4: the signing name of the service and where the rest of the AWS credentials are (env:NAME locations). The key (auth.key) is the secret access key.
+     */
+    sigv4?: {
+      /**
+       * The service's signing name (the credential scope's service), e.g. bedrock.
+       */
+      service: string;
+      /**
+       * Where the region is (env:AWS_REGION); it must be set whenever the key is.
+       */
+      region: string;
+      /**
+       * Where the access key id is (env:AWS_ACCESS_KEY_ID); it must be set whenever the key is.
+       */
+      access_key_id: string;
+      /**
+       * Where an optional session token is (env:AWS_SESSION_TOKEN): when set, it is sent (and signed) as x-amz-security-token.
+       */
+      session_token?: string;
+    };
     /**
      * Where the credential is (env:NAME); never the value.
      */
@@ -1020,6 +1041,14 @@ export interface ProviderManifest {
        * Path under the base URL; {name} is filled from the request (path parameters).
        */
       path: string;
+      /**
+       * The {name} of the path that carries the served offering's upstream_model (a vendor whose URL names the model, e.g. /model/{modelId}/converse); filled by the gateway, not by the route's path_params.
+       */
+      path_model?: string;
+      /**
+       * The operation a request that streams is sent to instead (a vendor whose stream is another endpoint, e.g. converse-stream beside converse); it must answer a stream (sse or event-stream) in the same format.
+       */
+      stream_operation?: string;
       /**
        * Wire format of this operation: picks the translator <route format>--<this format>.
        */
@@ -1103,10 +1132,10 @@ export interface ProviderManifest {
         deadline_ms?: number;
       };
       /**
-       * What the operation answers: JSON (default); sse, server-sent events when the route's request asks to stream (`stream.when`) and JSON otherwise (a route that streams may only call sse operations); or bytes (an MP3, a DOCX, a PDF), read into a bounded buffer and sent once settled, with the cost headers.
+       * What the operation answers: JSON (default); sse, server-sent events when the route's request asks to stream (`stream.when`) and JSON otherwise (a route that streams may only call sse operations); event-stream, AWS event-stream frames (application/vnd.amazon.eventstream, read by the one event-stream parser), for an operation only streams are sent to (another's stream_operation); or bytes (an MP3, a DOCX, a PDF), read into a bounded buffer and sent once settled, with the cost headers.
        */
       answer?: {
-        type: 'json' | 'sse' | 'binary';
+        type: 'json' | 'sse' | 'event-stream' | 'binary';
         /**
          * Largest binary answer (default 52428800); a larger one is a 502, not billed.
          */
