@@ -27,6 +27,8 @@ import { createNativeJsonToOpenaiVideos } from './native-json--openai-videos/ind
 import { createNativeJsonToOpenaiSpeech } from './native-json--openai-speech/index.js';
 import { createNativeJsonToOpenaiTranscriptions } from './native-json--openai-transcriptions/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
+import { createAnthropicMessagesToBedrockConverse } from './anthropic-messages--bedrock-converse/index.js';
+import { createOpenaiChatToBedrockConverse } from './openai-chat--bedrock-converse/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
 import { createOpenaiResponsesToOpenaiChat } from './openai-responses--openai-chat/index.js';
 import { createOpenaiResponsesToOpenaiResponses } from './openai-responses--openai-responses/index.js';
@@ -37,6 +39,8 @@ import type { Translator, TranslatorFactory, TranslatorOptions } from './types.j
 const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['openai-chat--openai-chat', createOpenaiChatToOpenaiChat],
   ['openai-chat--anthropic-messages', createOpenaiChatToAnthropicMessages],
+  ['openai-chat--bedrock-converse', createOpenaiChatToBedrockConverse],
+  ['anthropic-messages--bedrock-converse', createAnthropicMessagesToBedrockConverse],
   ['openai-responses--openai-responses', createOpenaiResponsesToOpenaiResponses],
   ['openai-responses--openai-chat', createOpenaiResponsesToOpenaiChat],
   ['anthropic-messages--anthropic-messages', createAnthropicMessagesToAnthropicMessages],
