@@ -44,6 +44,10 @@
  * POST /translator/document:translate (multipart with a DOCX `document` part; azure-document-translation.ts)
  * and the PII redaction contract POST /pii/v1/documents:redact-pdf (a raw PDF; pii-redaction.ts), both
  * answering the document's bytes; faults scope by azure-document-translation and pii-redaction.
+ *
+ * And AWS Bedrock (issue 32 item 2): POST /model/{modelId}/converse and /converse-stream (bedrock.ts),
+ * the stream as AWS event-stream frames, every request's SigV4 signature checked (bedrock-auth.ts);
+ * faults scope by the model id.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -57,6 +61,7 @@ import { createLanguageRoutes } from './azure-language.js';
 import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
 import { createBflRoutes } from './bfl.js';
+import { createBedrockRoutes } from './bedrock.js';
 import { matchElevenLabs } from './elevenlabs.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, retryHeaders, type SimFault } from './faults.js';
@@ -131,10 +136,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const language = createLanguageRoutes();
   const documentIntelligence = createDocumentIntelligenceRoutes();
   const bfl = createBflRoutes();
+  const bedrock = createBedrockRoutes();
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
+    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction, bedrock.match,
   ];
   let closing = false;
 
@@ -226,6 +232,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         language.reset();
         documentIntelligence.reset();
         bfl.reset();
+        bedrock.reset();
         fileStore.reset();
         requests = 0;
         connections = 0;
