@@ -27,12 +27,12 @@ export function converseError(status: number, body: unknown, headers: Record<str
 }
 
 /** Creates the anthropic-messages--bedrock-converse translator for one request (parameters checked up front). */
-export function createAnthropicMessagesToBedrockConverse(clientBody: Record<string, unknown>, _options: TranslatorOptions): Translator {
+export function createAnthropicMessagesToBedrockConverse(clientBody: Record<string, unknown>, options: TranslatorOptions): Translator {
   checkParams(clientBody);
   return {
     request: (body) => toConverseRequest(body),
-    response: (upstream, clientModel) => toMessagesAnswer(upstream, clientModel),
-    stream: (clientModel) => new ConverseToMessagesStream(clientModel),
+    response: (upstream, clientModel) => toMessagesAnswer(upstream, clientModel, options.requestId),
+    stream: (clientModel) => new ConverseToMessagesStream(clientModel, options.requestId),
     error: converseError,
   };
 }

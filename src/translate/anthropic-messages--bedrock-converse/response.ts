@@ -9,13 +9,13 @@ import { converseTokenUsage, messagesStopReason, messagesUsage, readConverseUsag
 
 type Json = Record<string, unknown>;
 
-/** A Messages id for an answer (Converse answers carry none). */
-export function messageId(): string {
-  return `msg_bdrk_${randomUUID().replaceAll('-', '')}`;
+/** A Messages id for an answer (Converse answers carry none): after the gateway's request id when known. */
+export function messageId(requestId?: string): string {
+  return `msg_bdrk_${requestId ? requestId.replace(/[^A-Za-z0-9_]/g, '') : randomUUID().replaceAll('-', '')}`;
 }
 
 /** The Messages body, the normalized usage and the generated text of a Converse answer. */
-export function toMessagesAnswer(upstream: Json, clientModel: string): { body: Json; usage: TokenUsage | null; outputText: string } {
+export function toMessagesAnswer(upstream: Json, clientModel: string, requestId?: string): { body: Json; usage: TokenUsage | null; outputText: string } {
   const message = ((upstream.output as Json | undefined)?.message ?? {}) as { content?: unknown };
   const blocks = Array.isArray(message.content) ? (message.content as Json[]) : [];
   const content: Json[] = [];
@@ -33,7 +33,7 @@ export function toMessagesAnswer(upstream: Json, clientModel: string): { body: J
   }
   const counters = readConverseUsage(upstream.usage);
   const body: Json = {
-    id: messageId(), type: 'message', role: 'assistant', model: clientModel, content,
+    id: messageId(requestId), type: 'message', role: 'assistant', model: clientModel, content,
     stop_reason: messagesStopReason(upstream.stopReason), stop_sequence: null,
     usage: counters ? messagesUsage(counters) : { input_tokens: 0, output_tokens: 0 },
   };

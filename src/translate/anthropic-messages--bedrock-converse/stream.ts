@@ -39,7 +39,7 @@ export class ConverseToMessagesStream implements StreamTranslator {
   private readonly open = new Map<number, 'text' | 'tool_use'>();
   private readonly delivered = new DeliveredText();
 
-  constructor(private readonly clientModel: string) {}
+  constructor(private readonly clientModel: string, private readonly requestId?: string) {}
 
   push(event: SseEvent): StreamStep {
     if (this.done) return { frames: [] };
@@ -83,7 +83,7 @@ export class ConverseToMessagesStream implements StreamTranslator {
   private start(frames: string[]): void {
     if (this.started) return;
     this.started = true;
-    const message = { id: messageId(), type: 'message', role: 'assistant', model: this.clientModel, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
+    const message = { id: messageId(this.requestId), type: 'message', role: 'assistant', model: this.clientModel, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
     frames.push(this.event('message_start', { message }));
   }
 
