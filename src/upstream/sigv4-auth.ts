@@ -20,8 +20,8 @@ export interface CompiledSigV4 {
 }
 
 /**
- * The obviously fake credentials the built-in simulator accepts (src/sim/bedrock-auth.ts checks
- * signatures with them): what a simulated sigv4 provider signs with. Never a real key.
+ * The obviously fake credentials the built-in simulator accepts (its SigV4 check in src/sim/ uses
+ * them to verify signatures): what a simulated sigv4 provider signs with. Never a real key.
  */
 export const SIMULATOR_AWS_CREDENTIALS: Readonly<AwsCredentials> = { accessKeyId: 'AKIAGATEWAYSIMULATOR', secretAccessKey: 'gateway-simulator-fake-secret-key' };
 

@@ -50,7 +50,7 @@ function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
 
 /**
  * The operation the request is sent to: the chosen one, or its `stream_operation` when the request
- * streams (a vendor whose stream is another endpoint: Bedrock's ConverseStream, issue 32 item 2).
+ * streams (a vendor whose stream is another endpoint, issue 32 item 2: ConverseStream beside Converse).
  */
 export function sentOperation(ctx: RequestContext): string {
   const name = ctx.upstream!.choice.operation;
