@@ -16,6 +16,7 @@ import type { SimMatch } from './azure-content-safety.js';
 import { verifySigV4 } from './bedrock-auth.js';
 import type { Exchange, SimRoute } from './exchange.js';
 import { answerMessages, type MessagesAnswer, type SimMessagesRequest } from './messages.js';
+import { sendJsonAnswer } from './native.js';
 import { encodeFrame } from '../translate/eventstream.js';
 import { bodyHash, isRecord, slices, type Rec } from './text.js';
 
@@ -152,7 +153,7 @@ export function createBedrockRoutes(): { match: (method: string, url: URL, raw: 
       const headers = { 'x-amzn-requestid': requestId(x.raw) };
       if (!stream) {
         const body = { output: { message: { role: 'assistant', content: converseContent(answer.value) } }, stopReason: answer.value.stop_reason, ...(usage ? { usage } : {}), metrics: { latencyMs: 1 } };
-        return x.sendJson(200, body, headers);
+        return sendJsonAnswer(x, body, headers); // the chunk faults cut or break the JSON body
       }
       await x.stream(streamFrames(answer.value, usage), { error: () => EXCEPTION_FRAME, malformed: corruptFrame() }, { ...headers, 'content-type': 'application/vnd.amazon.eventstream' });
     },
