@@ -23,6 +23,10 @@ export function converseError(status: number, body: unknown, headers: Record<str
   if (status === 400 && type === 'ValidationException' && message && /input is too long|too many input tokens|context window/i.test(message)) {
     return new GatewayError('context_length_exceeded', message);
   }
+  // Bedrock's model failures have 4xx statuses of their own (ModelTimeoutException 408,
+  // ModelErrorException 424): the model failed, not the client's request.
+  if (status === 408) return new GatewayError('upstream_timeout', 'The upstream model did not answer in time.');
+  if (status === 424) return new GatewayError('upstream_error', 'The upstream model failed while processing the request.');
   return mapUpstreamError(status, body, headers);
 }
 
