@@ -162,6 +162,23 @@ describeStore('AWS Bedrock through the gateway (SigV4, Converse, ConverseStream)
     expect(nano).toBe(charge(SONNET, { input: response.usage!.input_tokens, output: response.usage!.output_tokens }));
   });
 
+  it('responses stream: ConverseStream through chat to response events, billed as the JSON answer', async () => {
+    const json = await openai.responses.create({ model: NOVA.id, input: 'Stream a response', store: false });
+    const before = await settled(a);
+    const stream = await openai.responses.create({ model: NOVA.id, input: 'Stream a response', store: false, stream: true });
+    let text = '';
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    expect((await lastAt(t.sim)).path).toBe(`/model/${encodeURIComponent(NOVA.upstream)}/converse-stream`);
+    expect(text).toBe(json.output_text);
+    expect(completed!.usage).toMatchObject({ input_tokens: json.usage!.input_tokens, output_tokens: json.usage!.output_tokens });
+    const { nano } = await spent(before);
+    expect(nano).toBe(charge(NOVA, { input: json.usage!.input_tokens, output: json.usage!.output_tokens }));
+  });
+
   it('a frame failing its CRC mid-stream ends the client stream with a clean error', async () => {
     await t.fault({ malformed_after_chunks: 3, times: 1 }, SONNET.upstream);
     const res = await postChat(a, { model: SONNET.id, messages: [{ role: 'user', content: 'A longer story please' }], stream: true });
