@@ -68,7 +68,7 @@ function converseTools(tools: unknown): Json[] | null {
 function converseToolChoice(choice: unknown): Json | null {
   if (choice === undefined || choice === null) return null;
   const c = choice as { type?: unknown; name?: unknown; disable_parallel_tool_use?: unknown };
-  if (c.disable_parallel_tool_use === true) throw unsupported('tool_choice.disable_parallel_tool_use', 'Bedrock Converse cannot forbid parallel tool calls');
+  if (c.disable_parallel_tool_use === true) throw unsupported('tool_choice.disable_parallel_tool_use', 'Bedrock Converse cannot forbid parallel tool calls (disable_parallel_tool_use, or parallel_tool_calls: false)');
   if (c.type === 'auto') return { auto: {} };
   if (c.type === 'any') return { any: {} };
   if (c.type === 'tool' && typeof c.name === 'string') return { tool: { name: c.name } };
