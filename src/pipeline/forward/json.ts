@@ -38,7 +38,7 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
 /**
  * The operation's path parameters from the client request (the route's `path_params`); a missing one
  * is the client's 400. `{model}`, unless the route names it, is the served deployment's upstream model
- * (vendors that name the model in the URL, e.g. Gemini's /models/{model}:generateContent).
+ * (vendors that name the model in the URL: /models/{model}:generateContent).
  */
 function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
   const entries = Object.entries(ctx.upstream!.choice.pathParams);
