@@ -37,8 +37,9 @@ describe('a sigv4 provider', () => {
   });
 
   it('a secret without its region or access key id is refused, naming the variable', () => {
-    expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y' })).toThrow(/\/base_url\/default: AWS_REGION must be set when AWS_SECRET_ACCESS_KEY is/);
-    expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y', BEDROCK_BASE_URL: 'http://127.0.0.1:1' })).toThrow(/\/auth\/sigv4\/region: AWS_REGION must be set when AWS_SECRET_ACCESS_KEY is/);
+    // The region fills the endpoint (url_params) and scopes the signature: needed even with BEDROCK_BASE_URL.
+    expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y' })).toThrow(/\/url_params\/region: AWS_REGION must be set when AWS_SECRET_ACCESS_KEY is/);
+    expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y', BEDROCK_BASE_URL: 'http://127.0.0.1:1' })).toThrow(/\/url_params\/region: AWS_REGION must be set when AWS_SECRET_ACCESS_KEY is/);
     expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1' })).toThrow(/\/auth\/sigv4\/access_key_id: AWS_ACCESS_KEY_ID must be set/);
   });
 
