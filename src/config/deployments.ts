@@ -78,21 +78,36 @@ function deploymentsOf(at: OfferingSource, offering: CompiledOffering, providers
 }
 
 /**
- * Every deployment of an offering serves every route the offering is reachable on (through its own
- * provider, as the route stage and the catalogue see it; issue 29 item 5): otherwise a request the
- * route admits would find no operation once that deployment is chosen.
+ * The deployments of an offering that serve each route it is reachable on (through its own provider,
+ * as the route stage and the catalogue see it; issue 29 item 5). A route some of them cannot serve
+ * (a vendor without the operation: count_tokens on Bedrock) uses the others (issue 32 item 4),
+ * recorded in `routeDeployments`. A deployment serving none of the routes, or a route served by none
+ * of the deployments, is an error.
  */
 export function checkDeploymentRoutes(routes: readonly CompiledRoute[], offerings: ReadonlyMap<string, CompiledOffering>, providers: ReadonlyMap<string, CompiledProvider>, sources: ReadonlyMap<string, OfferingSource>): void {
   for (const offering of offerings.values()) {
     const owner = providers.get(offering.providerId)!;
     const reachable = routes.filter((r) => r.serviceTypes.has(offering.serviceType) && servesOffering(r, offering, owner));
+    // A deployment serving none of them is a mistake (a rerank vendor under a chat model).
     offering.deployments.forEach((d, j) => {
-      const route = reachable.find((r) => !servesOffering(r, d.offering, d.provider));
-      if (!route) return;
+      if (reachable.length === 0 || reachable.some((r) => servesOffering(r, d.offering, d.provider))) return;
+      const route = reachable[0]!;
       const { source, index } = sources.get(offering.id)!;
       const at = `/offerings/${index}/deployments/${j}/provider`;
       const calls = [...new Set(route.upstreams.map((u) => u.operation))].join(', ');
       throw new ManifestError(source.file, at, `provider ${d.provider.id} has no operation that serves ${route.manifest.path} for this offering (${route.file} calls: ${calls})`, source.lineOf(at));
     });
+    const partial = new Map<CompiledRoute, readonly CompiledDeployment[]>();
+    for (const route of reachable) {
+      const serving = offering.deployments.filter((d) => servesOffering(route, d.offering, d.provider));
+      if (serving.length === offering.deployments.length) continue;
+      if (serving.length === 0) {
+        const { source, index } = sources.get(offering.id)!;
+        const at = `/offerings/${index}/deployments`;
+        throw new ManifestError(source.file, at, `no deployment of this offering serves ${route.manifest.path}, which its own provider serves`, source.lineOf(at));
+      }
+      partial.set(route, serving);
+    }
+    if (partial.size > 0) (offering as { routeDeployments?: ReadonlyMap<CompiledRoute, readonly CompiledDeployment[]> }).routeDeployments = partial;
   }
 }

@@ -73,6 +73,12 @@ export interface CompiledOffering {
    * compiled; the catalogue, price and billing are the offering's whichever deployment serves.
    */
   deployments: readonly CompiledDeployment[];
+  /**
+   * The deployments serving a route, for the routes some of them cannot serve (issue 32 item 4: a
+   * model on Anthropic, Bedrock and Vertex, of which only Anthropic counts tokens); a route absent
+   * here is served by all of them.
+   */
+  routeDeployments?: ReadonlyMap<CompiledRoute, readonly CompiledDeployment[]>;
   /** Offering ids tried in order after every deployment failed with a retryable error (item 4). */
   fallbacks: readonly string[];
   /** Offering ids tried in order on `context_length_exceeded`. */

@@ -58,7 +58,7 @@ export function backoffMs(policy: RoutingPolicy, retry: number, random: () => nu
 
 /** The deployments of the offering at `link` that this request may use. */
 function deploymentsAt(ctx: RequestContext, state: LoopState, link: number): readonly CompiledDeployment[] {
-  return servingDeployments(state.chain[link]!, ctx.pinnedProvider);
+  return servingDeployments(state.chain[link]!, ctx.pinnedProvider, ctx.route);
 }
 
 /**

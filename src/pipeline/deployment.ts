@@ -6,7 +6,7 @@
  * the attempt loop prepares another when an attempt moves on, so a fallback of another wire format is
  * translated afresh from the client's own body.
  */
-import type { CompiledDeployment, CompiledOffering } from '../config/types.js';
+import type { CompiledDeployment, CompiledOffering, CompiledRoute } from '../config/types.js';
 import { applyParamPolicies } from '../translate/params.js';
 import { createTranslator } from '../translate/registry.js';
 import type { RequestContext } from './context.js';
@@ -48,8 +48,9 @@ export function translateFor(ctx: RequestContext): void {
   translation.upstreamQuery = translation.translator.query?.(ctx.body) ?? null;
 }
 
-/** The deployments of `offering` that may serve this request: those on the pinned provider when state lives there (item 8). */
-export function servingDeployments(offering: CompiledOffering, pinnedProvider: string | null | undefined): readonly CompiledDeployment[] {
-  if (!pinnedProvider) return offering.deployments;
-  return offering.deployments.filter((d) => d.provider.id === pinnedProvider);
+/** The deployments of `offering` that may serve this request on `route` (issue 32 item 4), those on the pinned provider when state lives there (item 8). */
+export function servingDeployments(offering: CompiledOffering, pinnedProvider: string | null | undefined, route: CompiledRoute): readonly CompiledDeployment[] {
+  const all = offering.routeDeployments?.get(route) ?? offering.deployments;
+  if (!pinnedProvider) return all;
+  return all.filter((d) => d.provider.id === pinnedProvider);
 }

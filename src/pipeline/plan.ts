@@ -33,7 +33,7 @@ export function takeClientModels(ctx: RequestContext): string[] {
 /** Whether `offering` can take this request on this route (availability, an operation for its input, the meter's limits). */
 function canServe(ctx: RequestContext, offering: CompiledOffering): boolean {
   if (!offering.enabled || offering.availability !== 'available' || !ctx.route.serviceTypes.has(offering.serviceType)) return false;
-  const deployments = servingDeployments(offering, ctx.pinnedProvider);
+  const deployments = servingDeployments(offering, ctx.pinnedProvider, ctx.route);
   if (!deployments.some((d) => chooseUpstream(ctx.route, d.offering, d.provider, ctx.routing!.clientBody))) return false;
   try { meterOf(ctx)?.check(ctx, offering); } catch { return false; }
   return true;

@@ -48,15 +48,24 @@ type PathForm = 'ai-studio' | 'vertex';
 const AI_STUDIO = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 const VERTEX = /^\/v1(?:beta1)?\/projects\/[^/]+\/locations\/[^/]+\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
+/** What the Vertex path form's bearer token is checked against: the simulator's service accounts (google-oauth.ts). */
+export interface VertexTokens {
+  /** No service account registered: the simulator issues no tokens (a keyless gateway sends none). */
+  none(): boolean;
+  /** The header carries a token the simulator issued and that has not expired. */
+  bearer(headers: Exchange['headers']): boolean;
+}
+
 /**
  * False (after answering as the vendor does) when the credential is wrong for the path form. Vertex
- * takes only a bearer token (any, until the simulator issues its own): none is a 401. AI Studio's key
+ * takes a bearer token the simulator issued once a service account is registered (as Claude on
+ * Vertex does, vertex-anthropic.ts); before, anything (a keyless gateway sends none). AI Studio's key
  * is accepted when absent (the gateway sends none to the simulator, as for every keyless provider)
  * and refused when empty, the vendor's 400 API_KEY_INVALID.
  */
-function authorized(x: Exchange, form: PathForm, url: URL): boolean {
+function authorized(x: Exchange, form: PathForm, url: URL, tokens: VertexTokens): boolean {
   if (form === 'vertex') {
-    if (/^bearer\s+\S+/i.test(x.headers.authorization ?? '')) return true;
+    if (tokens.none() || tokens.bearer(x.headers)) return true;
     x.sendJson(401, googleError(401, 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential (simulated).'));
     return false;
   }
@@ -66,11 +75,11 @@ function authorized(x: Exchange, form: PathForm, url: URL): boolean {
   return false;
 }
 
-function geminiRoute(model: string, stream: boolean, form: PathForm, url: URL): SimRoute {
+function geminiRoute(model: string, stream: boolean, form: PathForm, url: URL, tokens: VertexTokens): SimRoute {
   return {
     faultResponse,
     async handle(x) {
-      if (!authorized(x, form, url)) return;
+      if (!authorized(x, form, url, tokens)) return;
       if (!x.parsed) return x.sendJson(400, googleError(400, 'Invalid JSON payload received.'));
       const valid = validateGeminiRequest(x.body);
       if (!valid.ok) return x.sendJson(400, googleError(400, valid.message));
@@ -85,12 +94,16 @@ function geminiRoute(model: string, stream: boolean, form: PathForm, url: URL): 
 }
 
 /** The Gemini route for a request, by method and URL (both path forms); the fault key is the path's model. */
-export function matchGemini(method: string, url: URL): SimMatch | undefined {
+export function matchGemini(tokens: VertexTokens): (method: string, url: URL) => SimMatch | undefined {
+  return (method, url) => matchGeminiWith(method, url, tokens);
+}
+
+function matchGeminiWith(method: string, url: URL, tokens: VertexTokens): SimMatch | undefined {
   if (method !== 'POST') return undefined;
   const studio = AI_STUDIO.exec(url.pathname);
   const vertex = studio ? null : VERTEX.exec(url.pathname);
   const found = studio ?? vertex;
   if (!found) return undefined;
   const model = decodeURIComponent(found[1]!);
-  return { route: geminiRoute(model, found[2] === 'streamGenerateContent', studio ? 'ai-studio' : 'vertex', url), faultKey: model };
+  return { route: geminiRoute(model, found[2] === 'streamGenerateContent', studio ? 'ai-studio' : 'vertex', url, tokens), faultKey: model };
 }

@@ -68,6 +68,11 @@ export class SimServiceAccounts {
    * Whether a Google API request may go on: a bearer token issued here and not expired; without
    * one, only while no account is registered (the keyless simulation sends none).
    */
+  /** No service account is registered (the simulator has issued no tokens). */
+  none(): boolean {
+    return this.accounts.size === 0;
+  }
+
   bearer(headers: http.IncomingHttpHeaders): boolean {
     const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
     if (token === undefined) return this.accounts.size === 0;

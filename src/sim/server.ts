@@ -153,7 +153,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const files = createFilesRoutes(fileStore);
   const google = new SimServiceAccounts();
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction, matchGemini,
+    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction, matchGemini(google),
     google.match, matchVertexAnthropic(messages.messages, google),
     bedrock.match,
   ];

@@ -5,6 +5,7 @@
  * and Vertex AI (`vertexai: true`, an OAuth bearer token, /projects/{p}/locations/{l}/publishers/google).
  * The Vertex token comes from a stand-in auth client (fake, loopback only: nothing reaches Google).
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { ApiError, GoogleGenAI } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
@@ -104,7 +105,10 @@ describe('@google/genai against the simulated Gemini endpoints', () => {
     expect((await last()).path).toMatch(/\/publishers\/google\/models\/gemini-2.5-flash:streamGenerateContent$/);
   });
 
-  it('Vertex AI: a request without a bearer token is a 401', async () => {
+  it('Vertex AI: a request without a bearer token is a 401 once the simulator issues tokens', async () => {
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const registered = await fetch(`${sim.url}/__sim/google/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_email: 'genai-test@example.iam.gserviceaccount.com', public_key: publicKey }) });
+    expect(registered.status).toBe(200);
     const anonymous = new GoogleGenAI({ vertexai: true, project: 'sim-project', location: 'us-central1', httpOptions: { baseUrl: sim.url }, googleAuthOptions: { authClient: fixedToken(null) } });
     const failure = await anonymous.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Hi' }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApiError);

@@ -4,6 +4,7 @@
  * summaries, MAX_TOKENS, a stream without alt=sse, credentials per path form, and faults scoped by
  * the model of the path.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countGeminiPromptTokens } from '../../src/sim/gemini.js';
@@ -90,11 +91,16 @@ describe('streamGenerateContent', () => {
 });
 
 describe('credentials and faults', () => {
-  it('AI Studio refuses an empty key; Vertex wants a bearer token', async () => {
+  it('AI Studio refuses an empty key; Vertex wants an issued bearer token once a service account is registered', async () => {
     expect((await post(studio('gemini-2.5-flash'), hello, { 'x-goog-api-key': '' })).status).toBe(400);
     const vertex = '/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent';
-    expect((await post(vertex, hello)).json.error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    // Before: the simulator issues no tokens, and takes any (a keyless gateway sends none).
     expect((await post(vertex, hello, { authorization: 'Bearer fake-token' })).status).toBe(200);
+    expect((await post(vertex, hello)).status).toBe(200);
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    expect((await post('/__sim/google/accounts', { client_email: 'sim-test@example.iam.gserviceaccount.com', public_key: publicKey })).status).toBe(200);
+    expect((await post(vertex, hello)).json.error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    expect((await post(vertex, hello, { authorization: 'Bearer fake-token' })).json.error).toMatchObject({ code: 401 });
   });
 
   it('scopes faults by the model of the path, in Google\'s error shape', async () => {

@@ -63,7 +63,7 @@ export function routeRequest(ctx: RequestContext, runtime: Runtime): void {
   const clientIds = takeClientModels(ctx);
   // A native previous response lives at one vendor (issue 29 item 8): the offering's first-listed deployment's.
   if (!ctx.pinnedProvider && offering.nativeResponses && typeof ctx.body.previous_response_id === 'string') ctx.pinnedProvider = offering.deployments[0]!.provider.id;
-  const deployments = servingDeployments(offering, ctx.pinnedProvider);
+  const deployments = servingDeployments(offering, ctx.pinnedProvider, ctx.route);
   const first = chooseDeployment(deployments, NONE, offering.routing, runtime.deployments) ?? deployments[0] ?? offering.deployments[0]!;
   ctx.model = { offering: first.offering, provider: first.provider };
   meterOf(ctx)?.check(ctx);
