@@ -1,7 +1,8 @@
 /**
- * PATCH /admin/accounts/{id} and PATCH /admin/keys/{key_id} with `{limits: {...}}` (issue 4): sets
- * the rate-limit override of an account (field by field over the config defaults; a null field is
- * "unlimited") or of a key (its own limits on top of its account's); `{limits: null}` clears it.
+ * PATCH /admin/accounts/{id} with `{limits: {...}}` (issue 4): sets the rate-limit override of an
+ * account (field by field over the config defaults; a null field is "unlimited"); `{limits: null}`
+ * clears it. A key's own limits (on top of its account's) are set by PATCH /admin/keys/{key_id}
+ * (src/admin/keys.ts), with its other controls.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Ledger } from '../ledger/ledger.js';
@@ -24,7 +25,7 @@ const patchBody = {
   },
 };
 
-/** Registers the two PATCH routes inside the admin scope. */
+/** Registers the account's PATCH route inside the admin scope. */
 export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth: AuthCache): void {
   scope.patch<{ Params: { id: string }; Body: { limits: Limits | null } }>(
     '/accounts/:id',
@@ -33,15 +34,6 @@ export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth
       await ledger.setAccountLimits(req.params.id, req.body.limits);
       auth.clear();
       return { id: req.params.id, limits: req.body.limits };
-    },
-  );
-  scope.patch<{ Params: { key_id: string }; Body: { limits: Limits | null } }>(
-    '/keys/:key_id',
-    { schema: { params: paramsSchema('key_id'), body: patchBody } },
-    async (req) => {
-      await ledger.setKeyLimits(req.params.key_id, req.body.limits);
-      auth.clear();
-      return { id: req.params.key_id, limits: req.body.limits };
     },
   );
 }

@@ -14,7 +14,9 @@ import { AdminError, toAdminError } from './errors.js';
 import { accountJson, holdJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
 import { registerDeploymentRoutes, type DeploymentsSource } from './deployments.js';
 import { registerLimitRoutes } from './limits.js';
+import { registerKeyRoutes } from './keys.js';
 import type { MailTransport } from '../console/mail.js';
+import type { Clock } from '../clock.js';
 
 /** What the admin routes need. `token` is the admin bearer token (must be non-empty). */
 export interface AdminDeps {
@@ -27,6 +29,8 @@ export interface AdminDeps {
   mail?: MailTransport;
   /** The serving configuration's deployments and their health, for GET /admin/deployments (issue 29 item 7). */
   deployments?: DeploymentsSource;
+  /** The gateway's clock, for the period of a key's budget window (issue 33 item 2); default the system clock. */
+  clock?: Clock;
 }
 
 const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -169,15 +173,6 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       },
     );
 
-    scope.post<{ Params: { id: string } }>(
-      '/accounts/:id/keys',
-      { schema: { params: paramsSchema('id') } },
-      async (req, reply) => {
-        const key = await ledger.createKey(req.params.id);
-        return reply.code(201).send({ id: key.id, key: key.key });
-      },
-    );
-
     scope.post<{ Params: { key_id: string } }>(
       '/keys/:key_id/rotate',
       { schema: { params: paramsSchema('key_id') } },
@@ -221,6 +216,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       data: (deps.mail?.outbox() ?? []).map((m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, sent_at: m.sentAt })),
     }));
     registerLimitRoutes(scope, ledger, auth);
+    registerKeyRoutes(scope, ledger, auth, deps.clock);
     if (deps.deployments) registerDeploymentRoutes(scope, deps.deployments);
   }, { prefix: '/admin' });
 }

@@ -6,6 +6,7 @@
  */
 import type { Db, Queryable, Statement } from '../store/types.js';
 import { LedgerError, toBig } from './types.js';
+import type { Limits } from '../limits/types.js';
 
 /** How often a key's budget starts again: UTC day, UTC month, or never. */
 export type BudgetPeriod = 'day' | 'month' | 'total';
@@ -36,6 +37,8 @@ export interface KeyDetails {
   prefix: string | null;
   createdAt: Date;
   revokedAt: Date | null;
+  /** The key's own rate limits (issue 4), or null. */
+  limits: Limits | null;
   controls: KeyControls;
   /** Null when the key has no budget. */
   usage: KeyBudgetUsage | null;
@@ -106,7 +109,7 @@ export async function updateControls(db: Db, keyId: string, patch: KeyControlsPa
 }
 
 interface DetailsRow {
-  id: string; account_id: string; name: string | null; prefix: string | null; created_at: Date; revoked_at: Date | null;
+  id: string; account_id: string; name: string | null; prefix: string | null; created_at: Date; revoked_at: Date | null; limits: Limits | null;
   budget_nano: unknown; budget_period: string | null; allowed_models: unknown; expires_at: Date | null;
   period_start: Date | null; spent_nano: unknown; held_nano: unknown;
 }
@@ -114,14 +117,14 @@ interface DetailsRow {
 /** A key with its controls and, when it has a budget, its window of the period `now` falls in; null if unknown. */
 export async function keyDetails(q: Queryable, keyId: string, now: Date, accountId?: string): Promise<KeyDetails | null> {
   const rows = await q.query<DetailsRow>(
-    `SELECT k.id, k.account_id, k.name, k.prefix, k.created_at, k.revoked_at, k.budget_nano, k.budget_period, k.allowed_models, k.expires_at,
+    `SELECT k.id, k.account_id, k.name, k.prefix, k.created_at, k.revoked_at, k.limits, k.budget_nano, k.budget_period, k.allowed_models, k.expires_at,
             u.period_start, u.spent_nano, u.held_nano
      FROM api_keys k LEFT JOIN LATERAL key_budget_usage(k.id, $3::timestamptz) u ON true
      WHERE k.id = $1 AND ($2::text IS NULL OR k.account_id = $2)`, [keyId, accountId ?? null, now]);
   const row = rows[0];
   if (!row) return null;
   return {
-    id: row.id, accountId: row.account_id, name: row.name, prefix: row.prefix, createdAt: new Date(row.created_at), revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
+    id: row.id, accountId: row.account_id, name: row.name, prefix: row.prefix, createdAt: new Date(row.created_at), revokedAt: row.revoked_at ? new Date(row.revoked_at) : null, limits: row.limits,
     controls: controlsOf(row),
     usage: row.period_start ? { periodStart: new Date(row.period_start), spentNano: toBig(row.spent_nano), heldNano: toBig(row.held_nano) } : null,
   };

@@ -156,7 +156,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   registerMetricsRoute(app, deps.metrics, deps.metricsToken);
   if (deps.adminToken) registerAdminRoutes(app, {
-    ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail,
+    ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail, clock: deps.runtime.clock,
     deployments: { gateway: () => deps.generation().gateway, health: deps.runtime.deployments },
   });
   if (deps.console) registerConsole(app, deps.console);
