@@ -47,7 +47,7 @@ function keyBody(key: KeyDetails, csrf: string, now: Date): string {
   const state = key.revokedAt ? `Revoked ${when(key.revokedAt)}` : expired ? `Expired ${when(key.controls.expiresAt)}` : 'Live';
   const about = `<p><code>${esc(key.prefix ?? 'gw-')}…</code> · created ${esc(when(key.createdAt))} · <span data-state>${esc(state)}</span></p>`;
   const models = key.controls.allowedModels ? `<p>Allowed models: ${key.controls.allowedModels.map((m) => `<code>${esc(m)}</code>`).join(', ')}</p>` : '';
-  return `${about}<section aria-labelledby="budget-h"><h2 id="budget-h">Budget</h2>${budgetSection(key)}</section>${models}${key.revokedAt ? '' : controlsForm(key, csrf)}<p><a href="/console/keys">Back to the keys</a></p>`;
+  return `${about}<section aria-labelledby="budget-h"><h2 id="budget-h">Budget</h2>${budgetSection(key)}</section>${models}${key.revokedAt ? '' : controlsForm(key, csrf)}<p><a href="/console/keys">Back to the key list</a></p>`;
 }
 
 /** The controls a posted form asks for (every field: empty clears it); a ConsoleRefusal names what is wrong. */
