@@ -134,6 +134,20 @@ describeStore('per-key controls', () => {
     expect((await admin('PATCH', '/admin/keys/key_nope', { budget_usd: null })).status).toBe(404);
   });
 
+  it('a streamed answer on a budgeted key is charged into its window, and its hold freed', async () => {
+    const created = await account('5');
+    const key = await keyOf(created.id, { budget_usd: '1', budget_period: 'total' });
+    const openai = new OpenAI({ apiKey: key.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+    const stream = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'key budget' }], max_tokens: MAX_TOKENS, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+    await settled({ id: created.id, key: key.key, t });
+    const spent = await usageOfKey(created.id, key.id);
+    expect(spent).toBeGreaterThan(0n);
+    expect((await admin('GET', `/admin/keys/${key.id}`)).json).toMatchObject({ spent_usd: formatUsd(spent), held_usd: '0', period_start: '1970-01-01T00:00:00.000Z' });
+  });
+
   it('a day budget starts again at the next UTC midnight of the injected clock', async () => {
     const created = await account('5');
     const key = await keyOf(created.id, { budget_usd: formatUsd(holdNano), budget_period: 'day' });
