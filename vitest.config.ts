@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // Store-independent tests (parsers, translators, codegen, the simulator) run once, in the pglite project.
 const everything = ['test/**/*.test.ts'];
 const immediateBound = ['test/e2e/{concurrency,store-outage,scale-out,money-errors,openai-sdk,crash,long-stream,faults,grants-*}.test.ts'];
-const storeBound = ['test/{e2e,ledger,store,admin,cli,console,jobs}/**/*.test.ts', 'test/config/reload.test.ts'];
+const storeBound = ['test/{e2e,ledger,store,admin,cli,console,jobs,alerts}/**/*.test.ts', 'test/config/reload.test.ts'];
 
 export default defineConfig({
   test: {

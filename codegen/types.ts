@@ -5,7 +5,7 @@ import { compile } from 'json-schema-to-typescript';
 import type { JSONSchema4 } from 'json-schema';
 
 /** The manifest schema files, in a fixed order so the output is stable. */
-export const MANIFEST_SCHEMAS = ['gateway-config', 'route', 'provider'] as const;
+export const MANIFEST_SCHEMAS = ['gateway-config', 'route', 'provider', 'api'] as const;
 
 /** One .ts source with the types of every manifest schema. */
 export async function emitManifestTypes(root: string): Promise<string> {

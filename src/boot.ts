@@ -8,7 +8,8 @@ import { compileGateway, needsSimulator } from './config/compile.js';
 import { ManifestError } from './config/errors.js';
 import { loadGateway } from './config/load.js';
 import { watchConfig, type ConfigWatcher } from './config/reload.js';
-import { Jobs } from './jobs/scheduler.js';
+import { cronEvery, Jobs } from './jobs/scheduler.js';
+import { AlertOutbox, scheduleAlerts } from './alerts/index.js';
 import type { FilesSettings } from './config/types.js';
 import { systemClock, type Clock } from './clock.js';
 import { createBlobStore } from './files/blob/index.js';
@@ -30,6 +31,7 @@ import type { Runtime } from './pipeline/stage.js';
 import { createLogger, logLevelFromEnv, type LoggerOptions } from './observability/log.js';
 import { timeStatements } from './observability/stage-timings.js';
 import { GatewayMetrics } from './observability/metrics.js';
+import { startTracing } from './observability/traces.js';
 import { buildServer } from './server/app.js';
 import { drain } from './server/drain.js';
 import { buildGeneration, type Generation } from './server/generation.js';
@@ -86,11 +88,6 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-function cronEvery(ms: number): string {
-  const seconds = Math.max(1, Math.round(ms / 1000));
-  return seconds < 60 ? `*/${seconds} * * * * *` : `0 */${Math.max(1, Math.round(seconds / 60))} * * * *`;
-}
-
 /** Boots a gateway from the manifests. */
 export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
   const env = opts.env ?? process.env;
@@ -132,8 +129,11 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     onFallback: () => metrics.limiterFallback(),
   });
   limiterName = limiterBackend.describe;
+  // Alerts (issue 33 item 3): circuits' events written from the start; delivered by the jobs, below.
+  const alerts = new AlertOutbox(db, opts.clock ?? systemClock, () => gateway.settings.alerts);
   const deployments = new DeploymentHealth(Date.now, (id, state) => {
     metrics.circuitState(id, CIRCUIT_STATE_VALUE[state]);
+    if (state !== 'half_open') alerts.circuit(id, state === 'open').catch((error: unknown) => log('alert not written', { deployment: id, error: String(error) }, 'error'));
     if (state !== 'half_open') log(state === 'open' ? 'deployment circuit opened: skipped until it is probed' : 'deployment circuit closed', { deployment: id }, state === 'open' ? 'warn' : 'info');
   });
   // Credit grants (issue 30): requests admitted in memory, charges posted behind the answer.
@@ -144,6 +144,12 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const grants = new Grants(db, () => gateway.settings.grants, () => gateway.settings.checkpointMs, new GrantMetrics(metrics.registry), reclaimBus);
   await grants.start();
   const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments, grants };
+  // OpenTelemetry traces (issue 33 item 1): only with an OTLP endpoint set; otherwise nothing is loaded.
+  const tracing = await startTracing(env, () => gateway.settings.traces.content);
+  if (tracing) {
+    runtime.tracing = tracing;
+    log('traces on: spans exported over OTLP/HTTP', { endpoint: withoutCredentials(tracing.endpoint), service: tracing.serviceName });
+  }
   let lastReload: ConfigCheck['last_reload'] = null;
   const probes = {
     store: async () => { await db.query('SELECT 1'); return storeAvailability.check(); },
@@ -170,7 +176,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     throttle: new SigninThrottle(() => gateway.settings.console.signinAttempts, () => clock.now().getTime()),
   };
   const app = await buildServer({
-    runtime, generation: () => generation, adminToken, jobs, console: consoleDeps, mail,
+    runtime, generation: () => generation, adminToken, jobs, console: consoleDeps, mail, alerts,
     openapiFile: resolve(projectRoot(), 'src/generated/openapi.json'), bodyLimitBytes: gateway.settings.bodyLimitBytes,
     metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || null,
     log: (message, error) => log(message, { error: error instanceof Error ? error.message : String(error) }, 'error'),
@@ -194,6 +200,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   }) });
   // Stored responses (issue 31 item 3): expired ones read as absent at once and are deleted here.
   jobs.add({ name: 'responses-sweep', schedule: gateway.settings.responses.sweepSchedule, due: () => responses.anyExpired(), run: async () => ({ responses_expired: await responses.sweep() }) });
+  scheduleAlerts(alerts, { db, clock, settings: () => gateway.settings.alerts, mail }, jobs);
   await jobs.runNow('hold-sweeper');
 
   const reload = async (): Promise<ManifestError | null> => {
@@ -217,6 +224,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     // What was answered on grants is posted and the grants given back before the store closes.
     await grants.close();
     await runtime.upstream.close();
+    // The spans of the last requests are exported, at most for the export timeout.
+    await runtime.tracing?.shutdown();
     await runtime.limiter.close();
     await (simulator as Simulator | null)?.close();
     await files.blobs.close();

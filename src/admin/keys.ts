@@ -13,41 +13,13 @@ import type { Limits } from '../limits/types.js';
 import { formatUsd } from '../money.js';
 import type { AuthCache } from '../pipeline/auth-cache.js';
 import { AdminError } from './errors.js';
+import { adminSchema } from './schemas.js';
 import { moneyField, paramsSchema } from './views.js';
 
-const limit = { type: ['integer', 'null'], minimum: 1 };
-const limitsSchema = {
-  type: ['object', 'null'],
-  additionalProperties: false,
-  properties: { requests_per_minute: limit, tokens_per_minute: limit, concurrent_requests: limit },
-} as const;
-
-/** The control fields, in the body of a creation or a PATCH. */
-const controlProperties = {
-  budget_usd: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
-  budget_period: { enum: ['day', 'month', 'total', null] },
-  allowed_models: { type: ['array', 'null'], maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S+$' } },
-  expires_at: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
-} as const;
-
-const createBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { name: { type: ['string', 'null'], minLength: 1, maxLength: 64 }, ...controlProperties },
-} as const;
-
-const createWithAccountBody = {
-  ...createBody,
-  required: ['account_id'],
-  properties: { ...createBody.properties, account_id: { type: 'string', minLength: 1, maxLength: 200 } },
-} as const;
-
-const patchBody = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: { limits: limitsSchema, ...controlProperties },
-} as const;
+// Bodies: the files under schemas/admin/ that the OpenAPI document is generated from (api/admin.yaml).
+const createBody = adminSchema('key-create-request');
+const createWithAccountBody = adminSchema('key-create-with-account-request');
+const patchBody = adminSchema('key-patch-request');
 
 /** A body's control fields as sent (absent, null or a value). */
 interface ControlFields { budget_usd?: string | null; budget_period?: KeyControls['budgetPeriod']; allowed_models?: string[] | null; expires_at?: string | null }

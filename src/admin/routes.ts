@@ -13,7 +13,8 @@ import type { Jobs } from '../jobs/scheduler.js';
 import { AdminError, toAdminError } from './errors.js';
 import { accountJson, holdJson, moneyField, paramsSchema, reconcileJson, usageJson } from './views.js';
 import { registerDeploymentRoutes, type DeploymentsSource } from './deployments.js';
-import { registerLimitRoutes } from './limits.js';
+import { registerLimitRoutes, type LowBalanceThresholds } from './limits.js';
+import { adminSchema } from './schemas.js';
 import { registerKeyRoutes } from './keys.js';
 import type { MailTransport } from '../console/mail.js';
 import type { Clock } from '../clock.js';
@@ -31,33 +32,14 @@ export interface AdminDeps {
   deployments?: DeploymentsSource;
   /** The gateway's clock, for the period of a key's budget window (issue 33 item 2); default the system clock. */
   clock?: Clock;
+  /** Sets accounts' own low-balance thresholds (issue 33 item 3). */
+  alerts?: LowBalanceThresholds;
 }
 
-const money = { type: 'string', minLength: 1, maxLength: 64 } as const;
-
-const createAccountBody = {
-  type: 'object',
-  properties: { balance_usd: money, credit_limit_usd: money },
-  additionalProperties: false,
-} as const;
-
-const topupBody = {
-  type: 'object',
-  properties: { amount_usd: money },
-  required: ['amount_usd'],
-  additionalProperties: false,
-} as const;
-
-const usageQuery = {
-  type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1 },
-    after: { type: 'string', minLength: 1, maxLength: 200 },
-    // A key id as the keys API returns it; a key of another account, or none, lists nothing.
-    key_id: { type: 'string', minLength: 1, maxLength: 200 },
-  },
-  additionalProperties: false,
-} as const;
+// Bodies and query: the files under schemas/admin/ that the OpenAPI document is generated from (api/admin.yaml).
+const createAccountBody = adminSchema('account-create-request');
+const topupBody = adminSchema('topup-request');
+const usageQuery = adminSchema('usage-query');
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
@@ -215,7 +197,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       transport: deps.mail?.kind ?? 'none',
       data: (deps.mail?.outbox() ?? []).map((m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, sent_at: m.sentAt })),
     }));
-    registerLimitRoutes(scope, ledger, auth);
+    registerLimitRoutes(scope, ledger, auth, deps.alerts);
     registerKeyRoutes(scope, ledger, auth, deps.clock);
     if (deps.deployments) registerDeploymentRoutes(scope, deps.deployments);
   }, { prefix: '/admin' });

@@ -12,6 +12,7 @@ import { meteredUnits } from '../meters/index.js';
 import { servesOffering } from './upstream-choice.js';
 import { hasTranslator } from '../translate/registry.js';
 import { ManifestError } from './errors.js';
+import { MODEL_PARAM } from './url-params.js';
 import type { CompiledOffering, CompiledProvider, CompiledRoute } from './types.js';
 
 /** Every translation a route can need must exist: checked at boot and at codegen, never per request. */
@@ -98,13 +99,19 @@ export function pathParamNames(path: string): string[] {
   return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
 }
 
-/** Every `{name}` in the path of an operation a route can call must be resolved by the route's `path_params`. */
+/**
+ * Every `{name}` in the path (and stream path) of an operation a route can call must be resolved by the
+ * route's `path_params`; `{model}` needs none (the gateway fills it with the served upstream model).
+ */
 export function checkPathParams(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
   for (const route of routes) {
     route.upstreams.forEach((upstream, index) => {
       for (const { manifest } of providers) {
         const op = manifest.operations[upstream.operation];
-        const unresolved = op ? pathParamNames(op.path).filter((name) => !upstream.pathParams[name]) : [];
+        // {model} and the provider's url_params are filled by the gateway itself (src/config/url-params.ts).
+        const own = (name: string) => name === MODEL_PARAM || Object.hasOwn(manifest.url_params ?? {}, name);
+        const names = op ? [...pathParamNames(op.path), ...pathParamNames(op.stream_path ?? '')] : [];
+        const unresolved = [...new Set(names)].filter((name) => !upstream.pathParams[name] && !own(name));
         if (unresolved.length > 0) {
           throw new ManifestError(route.file, `/upstreams/${index}/path_params`, `operation "${upstream.operation}" of provider ${manifest.id} has path ${op!.path}: declare where {${unresolved.join('}, {')}} comes from`);
         }

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { compileAlerts } from '../alerts/settings.js';
 import type { ProviderManifest, RouteManifest } from '../generated/manifest-types.js';
 import type { MultipartSpec } from '../bodies/multipart.js';
 import type { RawBodySpec } from '../bodies/raw.js';
@@ -62,12 +63,14 @@ function settingsOf(raw: RawGateway, env: NodeJS.ProcessEnv): GatewaySettings {
     files: filesOf(c.files, checkedSchedule(raw, '/files/cleanup_schedule', c.files?.cleanup_schedule ?? '0 0 * * * *')),
     urlInputs: { allowHosts: c.url_inputs?.allow_hosts ?? [] },
     operationIds: { required: c.operation_ids?.required ?? false },
+    traces: { content: c.observability?.traces?.content ?? false },
     videoJobs: { pollSchedule: checkedSchedule(raw, '/video_jobs/poll_schedule', c.video_jobs?.poll_schedule ?? '*/5 * * * * *'), deadlineMs: (c.video_jobs?.deadline_seconds ?? 3600) * 1000 },
     responses: { storeTtlMs: (c.responses?.store_ttl_seconds ?? 2_592_000) * 1000, sweepSchedule: checkedSchedule(raw, '/responses/sweep_schedule', c.responses?.sweep_schedule ?? '0 30 * * * *') },
     console: consoleOf(c.console, env),
     // issue 29 item 3: the defaults, with gateway.config.yaml's `routing:` on top.
     routing: compileRouting(c.routing, DEFAULT_ROUTING, { file: relative(raw.root, raw.configFile), pointer: '/routing', lineOf: raw.configLineOf }),
     grants: compileGrants(c.billing?.grants, env),
+    alerts: compileAlerts(c.alerts, env),
   };
 }
 

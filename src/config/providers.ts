@@ -6,12 +6,14 @@
 import type { ProviderManifest } from '../generated/manifest-types.js';
 import { parseUsd } from '../money.js';
 import { authHeaderOf } from '../upstream/auth.js';
+import { AccessTokens } from '../upstream/google-service-account.js';
 import { KeyPool } from '../upstream/key-pool.js';
 import { ManifestError } from './errors.js';
 import type { LineOf } from './load.js';
 import { compilePoll } from './poll.js';
 import type { UsageDialect } from './usage-dialect.js';
 import { compileVariants } from './variants.js';
+import { fillUrlParams, resolveUrlParams, type UrlParams } from './url-params.js';
 import type { CompiledOffering, CompiledOperation, CompiledProvider, OfferingFileLimit, UpstreamAnswerKind, UpstreamRequestKind } from './types.js';
 
 /** What provider compilation needs from outside the manifests. */
@@ -43,19 +45,19 @@ function keyPoolOf(m: ProviderManifest, env: NodeJS.ProcessEnv): KeyPool {
   return new KeyPool(locations.map((location) => env[envLocation(location)]!), locations);
 }
 
-function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simulated: boolean, lineOf?: LineOf): string {
+function baseUrlOf(file: string, m: ProviderManifest, ctx: ProviderContext, simulated: boolean, params: UrlParams, lineOf?: LineOf): string {
   if (simulated) {
     const at = m.auth.keys ? '/auth/keys' : '/auth/key';
     const what = m.auth.keys ? `none of ${m.auth.keys.join(', ')} is set` : `${m.auth.key} is not set`;
     if (!ctx.simulatorUrl) throw new ManifestError(file, at, `${what} and no simulator is running`, lineOf?.(at));
     // The simulator serves every format under the vendor's own path prefix (e.g. /v1).
-    return ctx.simulatorUrl + (m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '');
+    return ctx.simulatorUrl + (m.base_url.default ? new URL(fillUrlParams(m.base_url.default, params)).pathname.replace(/\/$/, '') : '');
   }
   const url = ctx.env[m.base_url.env] || m.base_url.default;
   // A per-customer resource (an Azure endpoint) has no default: its key without its endpoint is an error.
   const set = setLocations(m, ctx.env).map(envLocation);
   if (!url) throw new ManifestError(file, '/base_url', `${m.base_url.env} must be set when ${set.join(' or ') || 'its key'} is (the resource's endpoint)`, lineOf?.('/base_url'));
-  return url;
+  return fillUrlParams(url, params);
 }
 
 type OperationManifest = ProviderManifest['operations'][string];
@@ -72,14 +74,16 @@ function operationKinds(file: string, at: string, op: OperationManifest): { requ
   return { request, answer };
 }
 
-function compileOperations(file: string, m: ProviderManifest): Record<string, CompiledOperation> {
+function compileOperations(file: string, m: ProviderManifest, params: UrlParams): Record<string, CompiledOperation> {
   const operations: Record<string, CompiledOperation> = {};
   for (const [name, op] of Object.entries(m.operations)) {
     const at = `/operations/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const query = new URLSearchParams(op.query ?? {}).toString();
     const poll = op.poll && compilePoll(file, `${at}/poll`, op.poll);
     const binary = op.answer?.type === 'binary' ? { maxBytes: op.answer.max_bytes ?? 50 * 1024 * 1024 } : null;
-    operations[name] = { method: op.method, path: op.path, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
+    if (op.stream_path !== undefined && op.answer?.type !== 'sse') throw new ManifestError(file, `${at}/stream_path`, 'an operation with a stream_path streams: declare answer: {type: sse}');
+    operations[name] = { method: op.method, path: fillUrlParams(op.path, params), streamPath: op.stream_path ? fillUrlParams(op.stream_path, params) : null,
+      bodyEdits: op.body ? { remove: op.body.remove ?? [], set: op.body.set ?? {} } : null, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
       features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op) };
   }
   return operations;
@@ -109,13 +113,21 @@ function staticHeaders(file: string, m: ProviderManifest, env: NodeJS.ProcessEnv
   return headers;
 }
 
+/** The auth header and, for a service account (its key is a key file's path), the token cache of its scope. */
+function authOf(file: string, m: ProviderManifest): CompiledProvider['auth'] {
+  if (m.auth.scheme !== 'google-service-account') return authHeaderOf(m.auth);
+  if (!m.auth.scope) throw new ManifestError(file, '/auth/scope', 'a google-service-account auth needs the OAuth scope its tokens are asked for');
+  return { ...authHeaderOf(m.auth), tokens: new AccessTokens(m.auth.scope) };
+}
+
 /** One provider, ready to send requests to; `lineOf` (the file's, from load) puts a line on its errors. */
 export function compileProvider(file: string, m: ProviderManifest, ctx: ProviderContext, lineOf?: LineOf): CompiledProvider {
   const simulated = needsSimulator(m, ctx.env);
+  const params = resolveUrlParams(file, m, ctx.env, simulated, keyLocations(m).map(envLocation).join(' or '));
   return {
-    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated, lineOf).replace(/\/$/, ''), keys: keyPoolOf(m, ctx.env), auth: authHeaderOf(m.auth), simulated, headers: staticHeaders(file, m, ctx.env),
+    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated, params, lineOf).replace(/\/$/, ''), keys: keyPoolOf(m, ctx.env), auth: authOf(file, m), simulated, headers: staticHeaders(file, m, ctx.env),
     timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
-    operations: compileOperations(file, m),
+    operations: compileOperations(file, m, params),
     skills: m.skills ? { source: m.skills.source, list: m.skills.list.map((s) => ({ id: s.id, displayTitle: s.display_title, latestVersion: s.latest_version, createdAt: s.created_at })) } : null,
   };
 }

@@ -1,4 +1,5 @@
 /** The compiled, immutable configuration one request runs on (swapped whole on hot reload). */
+import type { AlertSettings } from '../alerts/settings.js';
 import type { ValidateFunction } from 'ajv';
 import type { RouteManifest, ServiceType } from '../generated/manifest-types.js';
 import type { Limits } from '../limits/types.js';
@@ -7,6 +8,7 @@ import type { RawBodySpec } from '../bodies/raw.js';
 import type { ParamPolicy } from './param-policy.js';
 import type { UsageDialect } from './usage-dialect.js';
 import type { KeyPool } from '../upstream/key-pool.js';
+import type { AccessTokens } from '../upstream/google-service-account.js';
 import type { GrantSettings } from '../ledger/grants/settings.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
@@ -138,8 +140,11 @@ export interface CompiledProvider {
    * live as long as this compiled configuration: a reload brings them all back.
    */
   keys: KeyPool;
-  /** The credential's header, and the text before the key in it (`Authorization: Bearer <key>`). */
-  auth: { header: string; prefix: string };
+  /**
+   * The credential's header, and the text before the key in it (`Authorization: Bearer <key>`);
+   * `tokens` when the key is exchanged for an access token first (google-service-account).
+   */
+  auth: { header: string; prefix: string; tokens?: AccessTokens | null };
   simulated: boolean;
   /** Static headers sent on every upstream request. */
   headers: Readonly<Record<string, string>>;
@@ -159,6 +164,12 @@ export type UpstreamAnswerKind = 'json' | 'sse' | 'binary';
 export interface CompiledOperation {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
+  /**
+   * The path (with its static query) sent instead of `path` when the request streams (the manifest's
+   * `stream_path`: a vendor whose streaming is another method, Gemini's :streamGenerateContent,
+   * Vertex's :streamRawPredict); absent or null: `path`.
+   */
+  streamPath?: string | null;
   format: string;
   /**
    * The body a POST sends (the manifest's `request`, json when absent); a translation producing
@@ -179,7 +190,12 @@ export interface CompiledOperation {
   features: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** How the vendor reports usage where it differs from OpenAI's chat format (issue 32); absent or null: as OpenAI. */
   usage?: UsageDialect | null;
+  /** Edits of the translated JSON body (manifest `body`): top-level fields removed, then set; absent or null: none. */
+  bodyEdits?: BodyEdits | null;
 }
+
+/** A vendor dialect's edits of a JSON request body: fields the URL carries removed, fixed ones set. */
+export interface BodyEdits { remove: readonly string[]; set: Readonly<Record<string, string>> }
 
 /** How to poll an operation's job (provider manifest `poll`). */
 export interface CompiledPoll {
@@ -267,6 +283,8 @@ export interface GatewaySettings {
   files: FilesSettings;
   /** `operation_ids:` the planned mode of spec 4.14/4.16 (an id required on images and video, 409 on reuse). */
   operationIds: { required: boolean };
+  /** `observability.traces:` what a trace span carries (issue 33 item 1); content: prompt and answer text (default false). */
+  traces: { content: boolean };
   /** `video_jobs:` the background poller of video jobs (spec 4.16). */
   videoJobs: { pollSchedule: string; deadlineMs: number };
   /** `responses:` stored responses (issue 31 item 3): their lifetime and the sweep deleting expired ones. */
@@ -279,6 +297,8 @@ export interface GatewaySettings {
   routing: RoutingPolicy;
   /** `billing.grants:` credit grants (issue 30). */
   grants: GrantSettings;
+  /** `alerts:` webhook and mail alerts from a durable outbox (issue 33 item 3). */
+  alerts: AlertSettings;
 }
 
 /** `console:` of gateway.config.yaml, lifetimes in milliseconds. */

@@ -339,7 +339,53 @@ export interface GatewayConfigManifest {
      */
     required?: boolean;
   };
+  /**
+   * Traces (issue 33 item 1). Traces are on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; these keys only shape what a span carries.
+   */
+  observability?: {
+    traces?: {
+      /**
+       * Put the request body and the answer's text on each request span (events gen_ai.content.prompt and gen_ai.content.completion). Default false: no prompt or answer text in spans. Keys are never recorded.
+       */
+      content?: boolean;
+    };
+  };
   routing?: RoutingManifest;
+  /**
+   * Alerts (issue 33 item 3): events written to a durable outbox in the store and delivered at least once, by one replica at a time, to webhook endpoints as JSON signed with HMAC-SHA256 (`X-Gateway-Signature: sha256=<hex>`); `balance.low` is also e-mailed to the account's console user.
+   */
+  alerts?: {
+    /**
+     * `balance.low` fires once when an account's available money (balance plus credit limit, its unspent grants counted as its own) falls below this; again only after it has risen to it or above. An account's own `low_balance_usd` (PATCH /admin/accounts/{id}) overrides it. Unset: no `balance.low` except for accounts with their own threshold.
+     */
+    low_balance_usd?: string;
+    /**
+     * How often one replica looks for accounts that crossed their threshold (default 5).
+     */
+    check_seconds?: number;
+    /**
+     * E-mail `balance.low` to the account's console user through the console's mail transport (default true).
+     */
+    email_balance_low?: boolean;
+    /**
+     * How long an undelivered event is retried, with backoff from 1 s doubling to at most 10 min (default 24).
+     */
+    retry_hours?: number;
+    webhooks?: {
+      /**
+       * Where events are POSTed (JSON).
+       */
+      url: string;
+      /**
+       * The environment variable holding the HMAC-SHA256 signing secret (`env:NAME`). Unset variable or no secret: events are sent unsigned.
+       */
+      secret?: string;
+      /**
+       * @minItems 1
+       */
+      events: ('balance.low' | 'key.budget_reached' | 'deployment.circuit_opened' | 'deployment.recovered')[];
+    }[];
+  };
 }
 /**
  * The retry and fail-over policy of every offering (issue 29 items 3 and 5); an offering's own `routing:` overrides it per key.
@@ -405,6 +451,9 @@ export interface RoutingManifest {
   };
 }
 
+/**
+ * A media type, or * /* for a file answered under its own stored type.
+ */
 export type MediaType = string;
 /**
  * The values accepted for the parameter (when present, after `default`); any other is a 400 unsupported_parameter naming the parameter and these values.
@@ -978,9 +1027,13 @@ export interface ProviderManifest {
    */
   auth: {
     /**
-     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`.
+     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`; google-service-account: the key's location holds the path of a service-account key file (JSON), whose signed JWT is exchanged at the file's token_uri for an access token sent as Authorization: Bearer (cached until shortly before it expires).
      */
-    scheme: 'bearer' | 'x-api-key' | 'header';
+    scheme: 'bearer' | 'x-api-key' | 'header' | 'google-service-account';
+    /**
+     * The OAuth scope a google-service-account token is asked for (e.g. https://www.googleapis.com/auth/cloud-platform).
+     */
+    scope?: string;
     /**
      * Where the credential is (env:NAME); never the value.
      */
@@ -1017,9 +1070,22 @@ export interface ProviderManifest {
     [k: string]: {
       method: 'GET' | 'POST' | 'DELETE';
       /**
-       * Path under the base URL; {name} is filled from the request (path parameters).
+       * Path under the base URL; {name} is filled from the request (path parameters); {model}, when no route path_params names it, is the served deployment's upstream model (vendors that name the model in the URL); a `url_params` name is filled with its value.
        */
       path: string;
+      /**
+       * Path (and static query) used instead of `path` when the request streams, for vendors whose streaming is another method rather than a body flag (Gemini's :streamGenerateContent?alt=sse, Vertex's :streamRawPredict). Needs answer: {type: sse}. Filled as `path` is.
+       */
+      stream_path?: string;
+      /**
+       * Edits of a JSON request body after translation (a vendor dialect of a known format): `remove` drops top-level fields (e.g. a model the URL carries), then `set` adds top-level fields with fixed values.
+       */
+      body?: {
+        set?: {
+          [k: string]: string;
+        };
+        remove?: string[];
+      };
       /**
        * Wire format of this operation: picks the translator <route format>--<this format>.
        */
@@ -1161,6 +1227,15 @@ export interface ProviderManifest {
    */
   headers?: {
     [k: string]: string;
+  };
+  /**
+   * Values of the base URL's default and the operation paths, each `{name}` filled from its env variable (or its default) when the configuration is compiled, e.g. a cloud project and region. One without a value is an error unless the provider is simulated.
+   */
+  url_params?: {
+    [k: string]: {
+      env: EnvName;
+      default?: string;
+    };
   };
   /**
    * Headers sent only when their env variable is set (e.g. Ocp-Apim-Subscription-Region: AZURE_TRANSLATOR_REGION).
@@ -1443,5 +1518,91 @@ export interface OfferingRoutingManifest {
      * Default 30.
      */
     open_seconds?: number;
+  };
+}
+
+/**
+ * An object schema whose properties are the query parameters (its `required` are required).
+ */
+export type ApiSchemaFile = string;
+export type ApiSchemaFile1 = string;
+
+/**
+ * api/*.yaml: routes the gateway serves outside routes/ (the admin API, health, metrics, signed file URLs), as data for the OpenAPI document. Each operation's schemas are files under schemas/; test/admin/openapi-contract.test.ts and test/e2e/openapi-service.test.ts check the lists against the routes the server registers.
+ */
+export interface ApiManifest {
+  version: 1;
+  /**
+   * The OpenAPI tag of every operation in the file.
+   */
+  tag: string;
+  /**
+   * Security schemes the file's operations name, added to the document's components (OpenAPI Security Scheme Objects).
+   */
+  security_schemes?: {
+    [k: string]: {};
+  };
+  /**
+   * The default security of the file's operations: alternatives, each a scheme name, or `none` (no credential needed).
+   */
+  security?: string[];
+  /**
+   * The error body of the file's operations and the meaning of each error status.
+   */
+  error?: {
+    schema: string;
+    statuses: {
+      [k: string]: string;
+    };
+  };
+  /**
+   * @minItems 1
+   */
+  operations: ApiOperation[];
+}
+export interface ApiOperation {
+  id: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  summary: string;
+  /**
+   * Overrides the file's default security.
+   */
+  security?: string[];
+  query?: ApiSchemaFile;
+  headers?: {
+    name: string;
+    description: string;
+  }[];
+  /**
+   * The request body: a JSON schema file, or `raw` bytes of any type.
+   */
+  body?: {
+    schema?: ApiSchemaFile1;
+    raw?: boolean;
+    required?: boolean;
+    description?: string;
+  };
+  answers: {
+    [k: string]: ApiAnswer;
+  };
+  /**
+   * Error statuses, each answered with the file's error body.
+   */
+  errors?: number[];
+}
+export interface ApiAnswer {
+  description: string;
+  schema?: ApiSchemaFile1;
+  /**
+   * Media type(s) of the answer: JSON with `schema` (default application/json), else a string body (binary with `binary: true`).
+   */
+  media?: string | string[];
+  binary?: boolean;
+  /**
+   * Response headers, each with its description.
+   */
+  headers?: {
+    [k: string]: string;
   };
 }

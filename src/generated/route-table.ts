@@ -60,7 +60,8 @@ export const ROUTE_TABLE = [
     "handler": "proxy",
     "upstreams": [
       "chat-completions",
-      "messages"
+      "messages",
+      "generate-content"
     ],
     "stream": "/stream",
     "billable": true,
@@ -483,7 +484,8 @@ export const ROUTE_TABLE = [
     "format": "anthropic-messages",
     "handler": "proxy",
     "upstreams": [
-      "messages"
+      "messages",
+      "generate-content"
     ],
     "stream": "/stream",
     "billable": true,
@@ -673,7 +675,8 @@ export const ROUTE_TABLE = [
     "upstreams": [
       "responses",
       "chat-completions",
-      "messages"
+      "messages",
+      "generate-content"
     ],
     "stream": "/stream",
     "billable": true,

@@ -30,6 +30,12 @@ export interface JobRun {
   result: Record<string, unknown> | null;
 }
 
+/** A cron schedule (seconds field first) every `ms`: in seconds under a minute, else in minutes. */
+export function cronEvery(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return seconds < 60 ? `*/${seconds} * * * * *` : `0 */${Math.max(1, Math.round(seconds / 60))} * * * *`;
+}
+
 /** The reason a schedule is refused, or null when croner accepts it (5 or 6 fields, seconds first). */
 export function scheduleError(schedule: string): string | null {
   try {
@@ -46,6 +52,8 @@ export class Jobs {
   private readonly crons: Cron[] = [];
   /** Scheduled ticks in progress: stop() waits for them, so a drain never closes the store under one. */
   private readonly running = new Set<Promise<JobRun | null>>();
+  /** Jobs with a run in progress in this process. */
+  private readonly active = new Set<string>();
 
   constructor(private readonly db: Db, private readonly log: (message: string, fields: Record<string, unknown>) => void) {}
 
@@ -83,12 +91,23 @@ export class Jobs {
     }
   }
 
-  /** Runs a job now (exclusively); undefined for an unknown name. */
+  /**
+   * Runs a job now (exclusively); undefined for an unknown name. A run of the same job already in
+   * progress in this process answers `ran: false`, as another replica's would: the embedded store
+   * takes no lock, and a scheduled tick and an admin run of the alerts' delivery would otherwise send
+   * the same events twice.
+   */
   async runNow(name: string): Promise<JobRun | undefined> {
     const spec = this.specs.get(name);
     if (!spec) return undefined;
-    const result = await runExclusive(this.db, `job:${name}`, spec.run);
-    return { job: name, ran: result !== null, result };
+    if (this.active.has(name)) return { job: name, ran: false, result: null };
+    this.active.add(name);
+    try {
+      const result = await runExclusive(this.db, `job:${name}`, spec.run);
+      return { job: name, ran: result !== null, result };
+    } finally {
+      this.active.delete(name);
+    }
   }
 
   /** Stops every schedule, then waits for the scheduled runs in progress to finish (a tick never throws). */

@@ -18,6 +18,7 @@ import type { AttemptOptions, RequestContext } from './context.js';
 import { isPrepared, prepareDeployment, servingDeployments } from './deployment.js';
 import { endRescue, prepareRescue } from './rescue.js';
 import type { Runtime } from './stage.js';
+import { endAttemptSpan, openAttemptSpan } from './trace.js';
 
 /** One attempt's forward: JSON or stream (src/pipeline/forward/). */
 export type Forward = (ctx: RequestContext, runtime: Runtime) => Promise<void>;
@@ -138,6 +139,7 @@ function attemptFailure(options: AttemptOptions, error: unknown): unknown {
 /** Records an attempt for the headers, the access log and the metrics. */
 function record(ctx: RequestContext, runtime: Runtime, d: CompiledDeployment, outcome: string, startedAt: number): void {
   ctx.routing!.attempts.push({ deployment: d.id, provider: d.provider.id, outcome, ms: Math.round((performance.now() - startedAt) * 10) / 10 });
+  if (ctx.trace) endAttemptSpan(ctx, outcome);
   runtime.metrics?.upstreamAttempt?.(d.provider.id, d.id, outcome);
 }
 
@@ -155,7 +157,8 @@ function decide(ctx: RequestContext, runtime: Runtime, state: LoopState, d: Comp
     return true;
   }
   if (decision === 'key') {
-    if (key && d.provider.keys.remove(key)) runtime.logger?.warn({ provider: d.provider.id, key: key.location }, 'upstream key refused (401/403): taken out until the configuration is reloaded');
+    // A refused access token is fetched anew (src/upstream/client.ts): the key file it came from stays.
+    if (key && !d.provider.auth.tokens && d.provider.keys.remove(key)) runtime.logger?.warn({ provider: d.provider.id, key: key.location }, 'upstream key refused (401/403): taken out until the configuration is reloaded');
     if (!d.provider.keys.exhausted && d.provider.keys.size > 1) state.sticky = d; else state.excluded.add(d);
     return true;
   }
@@ -209,6 +212,8 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
     state.tries.set(d, (state.tries.get(d) ?? 0) + 1);
     const { options, stop } = startAttempt(ctx, d.offering.routing, key, state.deadline, attempt < policy.maxAttempts && othersRemain(ctx, state, d));
     routing.current = options;
+    // Traces on: a child span per attempt, its trace context sent upstream (issue 33 item 1).
+    if (ctx.trace) openAttemptSpan(ctx, d, attempt);
     ctx.reply.header(PROVIDER_HEADER, d.provider.id).header(ATTEMPTS_HEADER, String(attempt));
     runtime.deployments.started(d, d.offering.routing);
     try {
@@ -243,6 +248,7 @@ export async function forwardWithAttempts(ctx: RequestContext, runtime: Runtime,
     } finally {
       stop();
       runtime.deployments.ended(d);
+      if (options.trace) endAttemptSpan(ctx, 'unknown');
       routing.current = null;
     }
   }

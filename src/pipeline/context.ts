@@ -6,6 +6,7 @@ import type { GatewayError } from '../errors.js';
 import type { UsageRowInput } from '../ledger/types.js';
 import type { MeterOutcome } from '../meters/types.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { AttemptSpan, RequestSpan } from '../observability/traces.js';
 import type { FailureKind } from '../upstream/attempt-error.js';
 import type { PoolKey } from '../upstream/key-pool.js';
 import type { ClientFormat } from '../formats/types.js';
@@ -53,6 +54,8 @@ export interface AttemptOptions {
   timedOut: FailureKind | null;
   /** True once a stream's first content event arrived (its frames then flow to the client). */
   contentStarted: boolean;
+  /** The attempt's trace span, when traces are on (issue 33 item 1): its context goes upstream. */
+  trace?: AttemptSpan | null;
 }
 
 /** What a rescued stream owes for the content delivered before its cut (src/pipeline/rescue.ts). */
@@ -151,6 +154,8 @@ export interface RequestContext {
   chargedNano?: bigint;
   /** True once any byte of the answer was written to the client. */
   started: boolean;
+  /** The request's trace span; null when traces are off (issue 33 item 1, src/pipeline/trace.ts). */
+  trace: RequestSpan | null;
   /** The request's claimed X-Gateway-Operation-ID (images and video; claimed by admission, src/pipeline/operation-ids.ts). */
   operationId?: string;
   /** What a completed operation is replayed from (e.g. the video job it started), when not its billed answer. */

@@ -12,6 +12,7 @@ import { clientFormat } from '../formats/index.js';
 import { STAGE_TIMINGS_ENABLED, timeStages } from '../observability/stage-timings.js';
 import type { RequestContext, StageHandler } from './context.js';
 import { releaseHold } from './hold.js';
+import { endRequestSpan, openRequestSpan } from './trace.js';
 import type { Runtime, Stage } from './stage.js';
 import { admissionStage } from './stages/admission.js';
 import { authStage } from './stages/auth.js';
@@ -57,8 +58,10 @@ async function sendError(ctx: RequestContext, error: GatewayError): Promise<void
 /** 499: the client closed the connection before the answer (nginx's convention), for logs and metrics. */
 const CLIENT_CLOSED = 499;
 
-function observe(ctx: RequestContext, runtime: Runtime, seconds: number): void {
+function observe(ctx: RequestContext, runtime: Runtime, seconds: number, errorType: string | null): void {
   const status = ctx.clientGone.aborted && !ctx.reply.raw.writableFinished ? CLIENT_CLOSED : ctx.reply.raw.statusCode;
+  // Traces on (issue 33 item 1): the request's span ends after metering, with what it was charged.
+  if (ctx.trace) endRequestSpan(ctx, status, errorType);
   const route = ctx.route.manifest.id;
   runtime.metrics?.requestFinished(route, ctx.model?.provider.id ?? null, status, seconds);
   runtime.logger?.info({
@@ -78,8 +81,11 @@ export async function runPipeline(
   const ctx: RequestContext = {
     requestId: req.id, gateway, route: pipeline.route, format: clientFormat(pipeline.route.manifest.format),
     req, reply, params, clientGone, work: clientGone, auth: null, limit: null, body: {}, files: [], features: [], beforeAnswer: [], onFailure: [], upstreamStatus: null, stream: false,
-    model: null, routing: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null,
+    model: null, routing: null, upstream: null, translation: null, hold: null, outcome: null, started: false, finish: null, trace: null,
   };
+  // One check when traces are off (runtime.tracing absent): nothing else on the request path changes.
+  if (runtime.tracing) ctx.trace = openRequestSpan(runtime.tracing, ctx);
+  let errorType: string | null = null;
   const started = performance.now();
   runtime.inflight.add(ctx);
   reply.raw.on('close', () => { if (!reply.raw.writableFinished) ctx.clientGone.abort(); });
@@ -99,13 +105,15 @@ export async function runPipeline(
     if (!(caught instanceof GatewayError) && !(caught instanceof DependencyUnavailableError)) onError(caught);
     // The reservation is given back before the error is answered: a client that sees the error sees nothing held.
     await releaseHold(ctx, runtime).catch(onError);
-    await sendError(ctx, toGatewayError(error)).catch(onError);
+    const answered = toGatewayError(error);
+    errorType = answered.code;
+    await sendError(ctx, answered).catch(onError);
   } finally {
     // A failure anywhere before settlement gives the reservation back: nothing is charged.
     await releaseHold(ctx, runtime).catch(onError);
     // Frees the concurrency slot and corrects the limiter's estimate to what was billed (0 if nothing).
     if (ctx.limit) await runtime.limiter.finish(ctx.limit.ticket, ctx.limit.billedUnits).catch(onError);
     runtime.inflight.delete(ctx);
-    observe(ctx, runtime, (performance.now() - started) / 1000);
+    observe(ctx, runtime, (performance.now() - started) / 1000, errorType);
   }
 }

@@ -10,6 +10,7 @@ import type { FileServices } from '../files/index.js';
 import type { RequestContext, StageHandler } from './context.js';
 import type { Logger } from '../observability/log.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Tracing } from '../observability/traces.js';
 import type { Resolver } from '../upstream/fetch/index.js';
 import type { VideoJobs } from '../videos/service.js';
 import type { MediaOperations } from './operation-ids.js';
@@ -44,6 +45,8 @@ export interface Runtime {
   grants?: Grants;
   /** The gateway's clock for key expiry and key budget periods (issue 33 item 2); absent: the system clock. */
   clock?: Clock;
+  /** OpenTelemetry traces (issue 33 item 1); absent when no OTLP endpoint is set. */
+  tracing?: Tracing;
 }
 
 /** One of the seven fixed stages. */

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { registerAdminRoutes } from '../admin/routes.js';
+import type { AlertOutbox } from '../alerts/outbox.js';
 import { GatewayError } from '../errors.js';
 import { DEFAULT_CLIENT_FORMAT, clientFormat } from '../formats/index.js';
 import { newRequestId, runPipeline } from '../pipeline/index.js';
@@ -39,6 +40,8 @@ export interface ServerDeps {
   console?: ConsoleDeps;
   /** Outgoing mail; its outbox (development) is GET /admin/outbox. */
   mail?: MailTransport;
+  /** The alerts' outbox (issue 33 item 3): accounts' own low-balance thresholds are set through it. */
+  alerts?: AlertOutbox;
 }
 
 /** A request's route in the generation current when it arrived; null when no route matches. */
@@ -156,7 +159,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   registerMetricsRoute(app, deps.metrics, deps.metricsToken);
   if (deps.adminToken) registerAdminRoutes(app, {
-    ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail, clock: deps.runtime.clock,
+    ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail, alerts: deps.alerts, clock: deps.runtime.clock,
     deployments: { gateway: () => deps.generation().gateway, health: deps.runtime.deployments },
   });
   if (deps.console) registerConsole(app, deps.console);

@@ -18,6 +18,8 @@ export interface SimRequestRecord {
   last_role: string | null;
   /** The status answered; null for a connection reset or dropped before any headers. */
   status: number | null;
+  /** The W3C `traceparent` header the gateway sent (traces on, issue 33 item 1); absent when it sent none. */
+  traceparent?: string;
 }
 
 /** The credential of a request: `Authorization: Bearer <key>`, else `x-api-key`, else `api-key`; null without one. */

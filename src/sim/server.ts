@@ -44,6 +44,15 @@
  * POST /translator/document:translate (multipart with a DOCX `document` part; azure-document-translation.ts)
  * and the PII redaction contract POST /pii/v1/documents:redact-pdf (a raw PDF; pii-redaction.ts), both
  * answering the document's bytes; faults scope by azure-document-translation and pii-redaction.
+ *
+ * And Gemini generateContent (docs/vendors/gemini.md): POST .../models/{model}:generateContent and
+ * :streamGenerateContent (?alt=sse) under AI Studio's /v1beta and Vertex AI's /v1/projects/.../publishers/google
+ * path forms (gemini-route.ts); faults scope by the model of the path.
+ *
+ * And Google Vertex AI (issue 32 item 3): the OAuth token endpoint of service accounts, POST /token
+ * (google-oauth.ts; accounts registered with POST /__sim/google/accounts, faults scope by
+ * google-oauth-token), and Claude on Vertex, POST /v1/projects/{project}/locations/{location}/
+ * publishers/anthropic/models/{model}:rawPredict and :streamRawPredict (vertex-anthropic.ts), behind its tokens.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -58,9 +67,12 @@ import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
 import { createBflRoutes } from './bfl.js';
 import { matchElevenLabs } from './elevenlabs.js';
+import { matchGemini } from './gemini-route.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
 import { FaultStore, parseFaultBody, retryHeaders, type SimFault } from './faults.js';
 import { createMessagesRoutes } from './messages-route.js';
+import { SimServiceAccounts } from './google-oauth.js';
+import { matchVertexAnthropic } from './vertex-anthropic.js';
 import { embeddingsRoute } from './openai-embeddings.js';
 import { moderationsRoute } from './openai-moderations.js';
 import { imagesRoute, matchSimImages } from './openai-images.js';
@@ -133,8 +145,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const bfl = createBflRoutes();
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
+  const google = new SimServiceAccounts();
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
-    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction,
+    responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction, matchGemini,
+    google.match, matchVertexAnthropic(messages.messages, google),
   ];
   let closing = false;
 
@@ -186,7 +200,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       const model = typeof record.model === 'string' ? record.model : faultKey;
       const key = requestCredential(req.headers);
       const lastRole = lastMessageRole(record);
-      log.add({ at_ms: Date.now(), path, model: model ?? null, key, stream: record.stream === true, last_role: lastRole }, res);
+      log.add({ at_ms: Date.now(), path, model: model ?? null, key, stream: record.stream === true, last_role: lastRole, ...(typeof req.headers.traceparent === 'string' ? { traceparent: req.headers.traceparent } : {}) }, res);
       const fault: SimFault = faults.take({ model, key, prefill: route.prefill === true && lastRole === 'assistant' }) ?? {};
       const wait = (opts.latencyMs ?? 0) + (fault.latency_ms ?? 0);
       if (wait > 0) await sleep(wait);
@@ -219,8 +233,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (path === '/__sim/requests' && method === 'GET') return sendJson(200, { object: 'list', data: log.list(query.get('model')) });
       // Lets every answer held by fault hold_last_chunk go on; says how many were waiting.
       if (path === '/__sim/release' && method === 'POST') return sendJson(200, { released: releaseAll() });
+      if (path === '/__sim/google/accounts' && method === 'POST') {
+        const refused = google.register(body);
+        return refused ? sendJson(400, errorBody(refused, 'invalid_request_error')) : sendJson(200, { ok: true });
+      }
       if (path === '/__sim/reset' && method === 'POST') {
         releaseAll();
+        google.reset();
         faults.clear();
         messages.reset();
         language.reset();

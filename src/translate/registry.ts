@@ -2,6 +2,7 @@
 import { GatewayError } from '../errors.js';
 import { createAnthropicMessagesToAnthropicCountTokens } from './anthropic-messages--anthropic-count-tokens/index.js';
 import { createAnthropicMessagesToAnthropicMessages } from './anthropic-messages--anthropic-messages/index.js';
+import { createAnthropicMessagesToGeminiGenerateContent } from './anthropic-messages--gemini-generate-content/index.js';
 import { createNativeJsonToBflFlux } from './native-json--bfl-flux/index.js';
 import { createNativeJsonToAzureContentSafety } from './native-json--azure-content-safety/index.js';
 import { createNativeJsonToAzureContentSafetyImage } from './native-json--azure-content-safety-image/index.js';
@@ -28,6 +29,7 @@ import { createNativeJsonToOpenaiSpeech } from './native-json--openai-speech/ind
 import { createNativeJsonToOpenaiTranscriptions } from './native-json--openai-transcriptions/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
+import { createOpenaiChatToGeminiGenerateContent } from './openai-chat--gemini-generate-content/index.js';
 import { createOpenaiResponsesToOpenaiChat } from './openai-responses--openai-chat/index.js';
 import { createOpenaiResponsesToOpenaiResponses } from './openai-responses--openai-responses/index.js';
 import { clientFormat, findClientFormat } from '../formats/index.js';
@@ -37,10 +39,12 @@ import type { Translator, TranslatorFactory, TranslatorOptions } from './types.j
 const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['openai-chat--openai-chat', createOpenaiChatToOpenaiChat],
   ['openai-chat--anthropic-messages', createOpenaiChatToAnthropicMessages],
+  ['openai-chat--gemini-generate-content', createOpenaiChatToGeminiGenerateContent],
   ['openai-responses--openai-responses', createOpenaiResponsesToOpenaiResponses],
   ['openai-responses--openai-chat', createOpenaiResponsesToOpenaiChat],
   ['anthropic-messages--anthropic-messages', createAnthropicMessagesToAnthropicMessages],
   ['anthropic-messages--anthropic-count-tokens', createAnthropicMessagesToAnthropicCountTokens],
+  ['anthropic-messages--gemini-generate-content', createAnthropicMessagesToGeminiGenerateContent],
   ['native-json--cohere-rerank', createNativeJsonToCohereRerank],
   ['cohere--cohere-rerank', createCohereToCohereRerank],
   ['cohere--cohere-embed', createCohereToCohereEmbed],

@@ -4,10 +4,10 @@
  */
 import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { Cancellation, type CancelSignal } from '../cancel.js';
-import type { CompiledOperation, CompiledProvider, UpstreamRequestKind } from '../config/types.js';
+import type { BodyEdits, CompiledOperation, CompiledProvider, UpstreamRequestKind } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { AttemptError } from './attempt-error.js';
-import { authHeaders } from './auth.js';
+import { authHeaders, forgetToken, tokenAuthHeaders } from './auth.js';
 import type { PoolKey } from './key-pool.js';
 import { RawBody } from './raw-body.js';
 import { allowedVendorUrl } from './vendor-url.js';
@@ -52,6 +52,10 @@ export interface UpstreamTarget {
   key?: PoolKey | null;
   /** Waits for the answer's headers at most this long (the request's deadline), if less than the provider's headers_ms. */
   headersTimeoutMs?: number;
+  /** The attempt's trace context (`traceparent`, `tracestate`), sent only when traces are on (issue 33 item 1). */
+  traceHeaders?: Readonly<Record<string, string>>;
+  /** The request streams: an operation with a `streamPath` is sent there instead of its `path`. */
+  stream?: boolean;
 }
 
 /** The operation's static headers plus those of each feature used; same-named ones joined with a comma. */
@@ -68,7 +72,8 @@ function operationHeaders(op: CompiledOperation, features: readonly string[] | u
 function fillPath(path: string, params: Readonly<Record<string, string>>): string {
   return path.replace(/%7B([^%/]+)%7D|\{([^}/]+)\}/gi, (whole, encoded?: string, plain?: string) => {
     const value = params[encoded ?? plain ?? ''];
-    return value === undefined ? whole : encodeURIComponent(value);
+    // `@` is a path character (RFC 3986 pchar), left as is: a vendor's versioned model id (`name@date`).
+    return value === undefined ? whole : encodeURIComponent(value).replace(/%40/g, '@');
   });
 }
 
@@ -97,7 +102,16 @@ function payloadOf(name: string, op: CompiledOperation, body: unknown): string |
   if (produced !== declared) {
     throw new GatewayError('internal_error', `The gateway's operation "${name}" declares a ${declared} request body, but its translation produced ${produced}; nothing was sent upstream.`);
   }
-  return body instanceof FormData || body instanceof RawBody ? body : JSON.stringify(body);
+  if (body instanceof FormData || body instanceof RawBody) return body;
+  return JSON.stringify(op.bodyEdits ? edited(body, op.bodyEdits) : body);
+}
+
+/** A copy of a JSON object body with the operation's edits (the translation's own body is left as it is, for a retry). */
+function edited(body: unknown, edits: BodyEdits): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const out: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const field of edits.remove) delete out[field];
+  return Object.assign(out, edits.set);
 }
 
 /** Connection pools to every upstream origin. */
@@ -132,13 +146,14 @@ export class UpstreamClient {
   async send(provider: CompiledProvider, operation: string, body: unknown, signal: CancelSignal, target: UpstreamTarget = {}): Promise<UpstreamResponse> {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
-    const url = this.target(provider.baseUrl + op.path + op.query);
+    const url = this.target(provider.baseUrl + (target.stream && op.streamPath ? op.streamPath : op.path) + op.query);
     let path = target.pathParams ? fillPath(url.path, target.pathParams) : url.path;
     if (target.query) path = withQuery(path, target.query);
     // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
     const payload = op.method !== 'POST' ? null : payloadOf(operation, op, body);
     // A binary answer (a file download) accepts any type: a vendor that declares only application/octet-stream refuses JSON-only Accept (406).
-    const headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
+    let headers = op.binary ? { accept: '*/*', ...operationHeaders(op, target.features) } : operationHeaders(op, target.features);
+    if (target.traceHeaders) headers = { ...headers, ...target.traceHeaders };
     return this.request(provider, op.method, url.origin, path, payload, signal, headers, target, sendFailure);
   }
 
@@ -168,14 +183,17 @@ export class UpstreamClient {
     const headersMs = Math.min(provider.timeouts.headersMs, target.headersTimeoutMs ?? Infinity);
     const timer = setTimeout(() => controller.abort(new undiciErrors.HeadersTimeoutError()), headersMs);
     try {
+      // A credential exchanged for a token first (a service account) waits for it here; a failure is a clean 502.
+      const auth = provider.auth.tokens ? await tokenAuthHeaders(provider, target.key, controller) : authHeaders(provider, target.key);
       const response = await this.pool(provider, origin).request({
         // undici takes any signal with addEventListener/removeEventListener (api-request.js); a
         // Cancellation, not an AbortSignal, so that the request is collected young (src/cancel.ts).
         method, path, signal: controller as unknown as AbortSignal,
-        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...authHeaders(provider, target.key) },
+        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...auth },
         body: payload instanceof RawBody ? payload.data : payload,
       });
       response.body.once('close', unforward);
+      if (response.statusCode === 401 && provider.auth.tokens) forgetToken(provider, target.key, auth);
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     } catch (error) {
       unforward();

@@ -19,8 +19,11 @@ describe('codegen', () => {
   it('documents every route with both auth schemes and the error responses', async () => {
     const doc = JSON.parse((await generateAll(projectRoot())).get('src/generated/openapi.json')!);
     expect(doc.openapi).toBe('3.1.0');
-    // API keys in two header styles (spec 5); the console's session cookie only on the console's pages (issue 13).
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'bearer', 'consoleSession']);
+    // API keys in two header styles (spec 5); the console's session cookie only on the console's pages (issue 13);
+    // the admin token on the admin API and the metrics token on GET /metrics (issue 33 item 4, api/*.yaml).
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'apiKey', 'bearer', 'consoleSession', 'metricsToken']);
+    expect(doc.paths['/admin/accounts'].post.security).toEqual([{ adminToken: [] }]);
+    expect(doc.paths['/metrics'].get.security).toEqual([{}, { metricsToken: [] }]);
     const chat = doc.paths['/v1/chat/completions'].post;
     expect(chat.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
     expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '429', '502']));

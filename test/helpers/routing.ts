@@ -5,7 +5,7 @@ import type { ConfigCopy } from './config.js';
 import type { TestGateway } from './gateway.js';
 
 /** One request the simulator received (GET /__sim/requests). */
-export interface SimRequest { at_ms: number; path: string; model: string | null; key: string | null; stream: boolean; last_role: string | null; status: number | null }
+export interface SimRequest { at_ms: number; path: string; model: string | null; key: string | null; stream: boolean; last_role: string | null; status: number | null; traceparent?: string }
 
 /** The simulator's requests for one upstream model, in arrival order. */
 export async function simRequests(t: TestGateway, model: string): Promise<SimRequest[]> {

@@ -129,6 +129,22 @@ describe(`scheduled jobs (${storeKind})`, () => {
     expect(finished).toBe(true);
   });
 
+  it('skips a run while the same job runs in this process (the embedded store takes no lock)', async () => {
+    const { jobs } = await jobsOn();
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let runs = 0;
+    jobs.add({ name: 'slow', schedule: '0 0 0 1 1 *', run: async () => { runs += 1; await held; return { done: runs }; } });
+    const first = jobs.runNow('slow');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await jobs.runNow('slow')).toEqual({ job: 'slow', ran: false, result: null });
+    expect(await jobs.tick('slow')).toEqual({ job: 'slow', ran: false, result: null });
+    release();
+    expect(await first).toEqual({ job: 'slow', ran: true, result: { done: 1 } });
+    expect((await jobs.runNow('slow'))?.ran).toBe(true);
+    expect(runs).toBe(2);
+  });
+
   it.runIf(storeKind === 'postgres')('skips a run that another process holds (PostgreSQL advisory lock)', async () => {
     const store = await openTestDb();
     const { openDb } = await import('../../src/store/db.js');

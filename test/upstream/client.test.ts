@@ -42,6 +42,7 @@ function provider(): CompiledProvider {
     operations: {
       speak: { method: 'POST', path: '/v1/text-to-speech/{voice_id}', format: 'x', request: 'json', answer: 'json', query: '?output_format=mp3_44100_128', poll: null, binary: null, headers: {}, features: {} },
       remove: { method: 'DELETE', path: '/v1/files/{file_id}', format: 'x', request: 'json', answer: 'json', query: '', poll: null, binary: null, headers: {}, features: {} },
+      generate: { method: 'POST', path: '/v1beta/models/{model}:generateContent', streamPath: '/v1beta/models/{model}:streamGenerateContent?alt=sse', format: 'x', request: 'json', answer: 'sse', query: '', poll: null, binary: null, headers: {}, features: {} },
     },
   };
 }
@@ -56,6 +57,20 @@ describe('UpstreamClient', () => {
     expect(last.url).toBe('/api/v1/text-to-speech/a%20b%2F%C3%BC?output_format=mp3_44100_128&seed=1&seed=2');
     expect(last.headers['xi-api-key']).toBe('secret-key');
     expect(last.headers['x-static']).toBe('yes');
+    await client.close();
+  });
+
+  it('sends a streamed request to the operation\'s stream path, a JSON one to its path, the model filled in both', async () => {
+    const client = new UpstreamClient();
+    for (const stream of [false, true]) {
+      const res = await client.send(provider(), 'generate', { contents: [] }, new AbortController().signal, { pathParams: { model: 'gemini-2.5-flash' }, stream });
+      await res.body.dump();
+    }
+    expect(seen.slice(-2).map((r) => r.url)).toEqual(['/api/v1beta/models/gemini-2.5-flash:generateContent', '/api/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse']);
+    // An operation without a stream path streams on its own path.
+    const res = await client.send(provider(), 'speak', { text: 'hi' }, new AbortController().signal, { pathParams: { voice_id: 'v' }, stream: true });
+    await res.body.dump();
+    expect(seen.at(-1)!.url).toBe('/api/v1/text-to-speech/v?output_format=mp3_44100_128');
     await client.close();
   });
 

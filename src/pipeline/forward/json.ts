@@ -35,11 +35,16 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
   try { return JSON.parse(text); } catch { return null; }
 }
 
-/** The operation's path parameters from the client request (the route's `path_params`); a missing one is the client's 400. */
+/**
+ * The operation's path parameters from the client request (the route's `path_params`); a missing one
+ * is the client's 400. `{model}`, unless the route names it, is the served deployment's upstream model
+ * (vendors that name the model in the URL, e.g. Gemini's /models/{model}:generateContent).
+ */
 function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
   const entries = Object.entries(ctx.upstream!.choice.pathParams);
-  if (entries.length === 0) return null;
-  const params: Record<string, string> = {};
+  const upstreamModel = ctx.model?.offering.upstreamModel;
+  if (entries.length === 0) return upstreamModel ? { model: upstreamModel } : null;
+  const params: Record<string, string> = upstreamModel ? { model: upstreamModel } : {};
   for (const [name, pointer] of entries) {
     const value = readPointer(ctx.body, pointer);
     if (typeof value !== 'string' || value === '') throw new GatewayError('invalid_request', `Missing required parameter: '${pointer.join('.')}'.`, { param: pointer.join('.') });
@@ -54,11 +59,11 @@ function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
  * its status and Retry-After for the retry policy.
  */
 export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promise<UpstreamResponse> {
-  const { provider } = ctx.model!;
+  const { provider, offering } = ctx.model!;
   const attempt = ctx.routing?.current ?? null;
   let response: UpstreamResponse;
   try {
-    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs };
+    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs, traceHeaders: attempt?.trace?.headers, stream: ctx.stream };
     response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
   } catch (error) {
     if (!ctx.work.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');

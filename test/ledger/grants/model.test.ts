@@ -5,6 +5,7 @@
  * admission, charge <= quote, conservation, each posting once, failures free, no admission after a
  * lease deadline, and the bound U on what a crash or a late post may cost.
  */
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DependencyUnavailableError } from '../../../src/errors.js';
@@ -18,13 +19,12 @@ import { GRANT_STEPS, type Step } from './steps.js';
 
 const U = 10_000n;
 /**
- * The run's seed: fixed, so the suite replays the same steps every time; GATEWAY_MODEL_SEED=random
- * (or a number) explores others. OPEN DEFECT (issue 30): on PostgreSQL some seeds (1, 20261203,
- * -1152863888) fail now and then with a live book's answered and unposted charges a little over U
- * (10006 to 13994 against 10000), depending on how the books' background flushes interleave with the
- * steps; seed 7 has not failed in ten runs. Not yet understood: keep exploring with the variable.
+ * The run's seed: random unless GATEWAY_MODEL_SEED names one (fast-check prints the seed of a failure,
+ * to replay it). GATEWAY_MODEL_REPLAY names a JSON file of steps (a printed counterexample) to run
+ * again GATEWAY_MODEL_REPLAY_TIMES times (20).
  */
-const SEED = process.env.GATEWAY_MODEL_SEED === 'random' ? {} : { seed: Number(process.env.GATEWAY_MODEL_SEED ?? 7) };
+const SEED = process.env.GATEWAY_MODEL_SEED ? { seed: Number(process.env.GATEWAY_MODEL_SEED) } : {};
+const REPLAY = process.env.GATEWAY_MODEL_REPLAY;
 /** Runs of the property (each on a fresh account); the coverage floors below scale with it. */
 const RUNS = storeKind === 'pglite' ? 30 : 15;
 const SETTINGS: GrantSettings = {
@@ -62,7 +62,12 @@ describeStore(`credit grants, model-based (${storeKind})`, () => {
   const seen = { draws: 0, strict: 0, waited: 0, swept: 0 };
   const seenStatus: Record<string, number> = {};
 
-  it('keeps every invariant over random steps', async () => {
+  it.runIf(REPLAY)('replays the steps of GATEWAY_MODEL_REPLAY', async () => {
+    const steps = JSON.parse(readFileSync(REPLAY!, 'utf8')) as Step[];
+    for (let i = 0; i < Number(process.env.GATEWAY_MODEL_REPLAY_TIMES ?? 20); i++) await runSteps(steps);
+  }, 600_000);
+
+  it.skipIf(REPLAY)('keeps every invariant over random steps', async () => {
     await fc.assert(fc.asyncProperty(fc.array(GRANT_STEPS, { minLength: 20, maxLength: 120 }), async (steps) => {
       await runSteps(steps);
     }), { numRuns: RUNS, ...SEED });
@@ -175,6 +180,10 @@ describeStore(`credit grants, model-based (${storeKind})`, () => {
   }
 
   async function checkInvariants(accountId: string, opening: bigint, topups: bigint, requests: Request[], books: GrantBook[], crashed: Set<number>): Promise<void> {
+    // Which answers had gone out, taken before the store is read: an answer that waited for its post
+    // may go out while the checks below await the store, after the usage was read (that race, not the
+    // books, was what failed now and then on PostgreSQL).
+    const answered = new Set(requests.filter((r) => r.answered));
     // Conservation, for this run's account only (the whole reconciliation grows with every run's rows).
     const [books_] = await t.db.query<{ opening: string; topups: string; balance: string; usage: string; held: string }>(CONSERVATION, [accountId]);
     expect(BigInt(books_!.opening) + BigInt(books_!.topups)).toBe(opening + topups);
@@ -187,13 +196,13 @@ describeStore(`credit grants, model-based (${storeKind})`, () => {
       // Each posting once, never above the quote; a failed request is free.
       expect(charged).toBeLessThanOrEqual(r.quote);
       if (r.failed && !r.answered && r.charge === 0n) expect(charged).toBe(0n);
-      if (r.answered && !crashed.has(r.book)) expect([0n, r.charge]).toContain(charged);
+      if (answered.has(r) && !crashed.has(r.book)) expect([0n, r.charge]).toContain(charged);
     }
     // The bound U: what a crashed book answered and never posted, once the sweeper closed its grant
     // (settling the streams' recorded checkpoints); a live book's answered and unposted charges.
     for (const [i, book] of books.entries()) {
       const view = book.grantOf(accountId);
-      const lost = requests.filter((r) => r.book === i && r.answered).reduce((sum, r) => sum + r.charge - (byRequest.get(r.draw.requestId) ?? 0n), 0n);
+      const lost = requests.filter((r) => r.book === i && answered.has(r)).reduce((sum, r) => sum + r.charge - (byRequest.get(r.draw.requestId) ?? 0n), 0n);
       if (!crashed.has(i) || !view || !(await grantOpen(view.grantId))) expect(lost).toBeLessThanOrEqual(U);
     }
     // No overspend beyond the credit limit, except late posts by at most U each.

@@ -1,0 +1,110 @@
+/**
+ * The alerts' durable outbox (issue 33 item 3): an event is one row of alert_events with one
+ * delivery row per endpoint subscribed to its type when it was written, in the same statement or
+ * transaction as what caused it, so a crash loses none. The deliverer (deliver.ts) sends them at
+ * least once; the receiver deduplicates by the event's id.
+ */
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.js';
+import { randomId } from '../ledger/ids.js';
+import { formatUsd } from '../money.js';
+import type { Db, Queryable } from '../store/types.js';
+import type { AlertSettings, AlertType } from './settings.js';
+
+/** What an endpoint receives (and the mail is written from). */
+export interface AlertEvent {
+  id: string;
+  type: AlertType;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+/** The endpoint of the account's console user for `balance.low` mail. */
+export const MAIL_ENDPOINT = 'mail:';
+
+/** This process, as a circuit event names it (each replica keeps its own circuits). */
+const REPLICA = `${hostname()}:${process.pid}`;
+
+const INSERT = `WITH e AS (INSERT INTO alert_events (id, type, account_id, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id)
+  INSERT INTO alert_deliveries (event_id, endpoint, next_at) SELECT e.id, x, $5 FROM e, unnest($6::text[]) AS x`;
+
+/**
+ * Accounts whose available money (balance + credit limit + their open grants, which are theirs
+ * unspent) fell below their threshold since they were last alerted: marked, and returned with the
+ * console user's address. The rearm below clears the mark of those back at or above it.
+ */
+const CROSSED = `WITH s AS (
+    SELECT a.id, a.balance_nano + a.credit_limit_nano + coalesce((SELECT sum(h.amount_nano) FROM holds h
+             WHERE h.account_id = a.id AND h.kind = 'grant' AND h.closed_at IS NULL), 0) AS available,
+           coalesce(a.low_balance_nano, $1::bigint) AS threshold
+    FROM accounts a WHERE NOT a.low_balance_alerted AND coalesce(a.low_balance_nano, $1::bigint) IS NOT NULL)
+  UPDATE accounts a SET low_balance_alerted = true FROM s
+  WHERE a.id = s.id AND s.available < s.threshold
+  RETURNING a.id, s.available::text AS available, s.threshold::text AS threshold,
+            (SELECT u.email FROM console_users u WHERE u.account_id = a.id) AS email`;
+
+const REARM = `UPDATE accounts a SET low_balance_alerted = false
+  WHERE a.low_balance_alerted AND (coalesce(a.low_balance_nano, $1::bigint) IS NULL
+    OR a.balance_nano + a.credit_limit_nano + coalesce((SELECT sum(h.amount_nano) FROM holds h
+         WHERE h.account_id = a.id AND h.kind = 'grant' AND h.closed_at IS NULL), 0) >= coalesce(a.low_balance_nano, $1::bigint))`;
+
+/** Writes alert events and answers what the balance check and the admin API need. */
+export class AlertOutbox {
+  constructor(private readonly db: Db, private readonly clock: Clock, private readonly settings: () => AlertSettings) {}
+
+  /** The webhook URLs subscribed to `type` now. */
+  endpointsFor(type: AlertType): string[] {
+    return this.settings().webhooks.filter((w) => w.events.includes(type)).map((w) => w.url);
+  }
+
+  /**
+   * Writes one event for its endpoints (and `extra` ones, e.g. a mail address); nothing when none
+   * is subscribed. Answers the event, or null.
+   */
+  async emit(type: AlertType, data: Record<string, unknown>, opts: { accountId?: string; extra?: string[]; tx?: Queryable } = {}): Promise<AlertEvent | null> {
+    const endpoints = [...new Set([...this.endpointsFor(type), ...(opts.extra ?? [])])];
+    if (endpoints.length === 0) return null;
+    const now = this.clock.now();
+    const event: AlertEvent = { id: randomId('evt_'), type, created_at: now.toISOString(), data };
+    await (opts.tx ?? this.db).query(INSERT, [event.id, type, opts.accountId ?? null, JSON.stringify(event), now, endpoints]);
+    return event;
+  }
+
+  /** A circuit opened or closed again on this replica. */
+  circuit(deploymentId: string, opened: boolean): Promise<AlertEvent | null> {
+    return this.emit(opened ? 'deployment.circuit_opened' : 'deployment.recovered', { deployment: deploymentId, replica: REPLICA });
+  }
+
+  /**
+   * One balance check (run by one replica at a time): an event per account that crossed its
+   * threshold downwards since its last alert (once per crossing), written with the mark in one
+   * transaction; accounts back at or above it are rearmed. Answers how many alerted.
+   */
+  async checkBalances(): Promise<number> {
+    const s = this.settings();
+    const fallback = s.lowBalanceNano?.toString() ?? null;
+    return this.db.transaction(async (tx) => {
+      await tx.query(REARM, [fallback]);
+      const crossed = await tx.query<{ id: string; available: string; threshold: string; email: string | null }>(CROSSED, [fallback]);
+      for (const a of crossed) {
+        const extra = s.emailBalanceLow && a.email ? [`${MAIL_ENDPOINT}${a.email}`] : [];
+        await this.emit('balance.low', {
+          account_id: a.id, available_usd: formatUsd(BigInt(a.available)), threshold_usd: formatUsd(BigInt(a.threshold)),
+        }, { accountId: a.id, extra, tx });
+      }
+      return crossed.length;
+    });
+  }
+
+  /** Whether a balance check could find anything: a default threshold, or an account with its own. */
+  async balanceCheckDue(): Promise<boolean> {
+    if (this.settings().lowBalanceNano !== null) return true;
+    return (await this.db.query('SELECT 1 FROM accounts WHERE low_balance_nano IS NOT NULL LIMIT 1')).length > 0;
+  }
+
+  /** Sets (or, null, clears) an account's own threshold; false when the account is unknown. */
+  async setThreshold(accountId: string, nano: bigint | null): Promise<boolean> {
+    const rows = await this.db.query('UPDATE accounts SET low_balance_nano = $2 WHERE id = $1 RETURNING id', [accountId, nano?.toString() ?? null]);
+    return rows.length > 0;
+  }
+}
