@@ -80,14 +80,18 @@ export function checkRawBody(file: string, manifest: RouteManifest): void {
   });
 }
 
-/** A route that streams (`stream.when`) may only call operations whose answer is server-sent events (`answer: {type: sse}`). */
+/**
+ * A route that streams (`stream.when`) may only call operations whose answer is server-sent events
+ * (`answer: {type: sse}`), or that send a stream to a `stream_operation` (checked at compile to answer one).
+ */
 export function checkStreamingAnswers(routes: CompiledRoute[], providers: Array<{ file: string; manifest: ProviderManifest }>): void {
   for (const route of routes) {
     if (!route.streamPointer) continue;
     route.upstreams.forEach((upstream, index) => {
       for (const { manifest } of providers) {
-        const answer = manifest.operations[upstream.operation]?.answer?.type ?? 'json';
-        if (!manifest.operations[upstream.operation] || answer === 'sse') continue;
+        const op = manifest.operations[upstream.operation];
+        const answer = op?.answer?.type ?? 'json';
+        if (!op || answer === 'sse' || op.stream_operation !== undefined) continue;
         throw new ManifestError(route.file, `/upstreams/${index}`, `the route streams (stream.when ${route.manifest.stream!.when}) but operation "${upstream.operation}" of provider ${manifest.id} answers ${answer}: declare answer: {type: sse} if it streams`);
       }
     });
@@ -108,8 +112,9 @@ export function checkPathParams(routes: CompiledRoute[], providers: Array<{ file
     route.upstreams.forEach((upstream, index) => {
       for (const { manifest } of providers) {
         const op = manifest.operations[upstream.operation];
-        // {model} and the provider's url_params are filled by the gateway itself (src/config/url-params.ts).
-        const own = (name: string) => name === MODEL_PARAM || Object.hasOwn(manifest.url_params ?? {}, name);
+        // {model}, the provider's url_params (src/config/url-params.ts) and an operation's `path_model`
+        // are filled by the gateway itself; the route resolves the others.
+        const own = (name: string) => name === MODEL_PARAM || name === op?.path_model || Object.hasOwn(manifest.url_params ?? {}, name);
         const names = op ? [...pathParamNames(op.path), ...pathParamNames(op.stream_path ?? '')] : [];
         const unresolved = [...new Set(names)].filter((name) => !upstream.pathParams[name] && !own(name));
         if (unresolved.length > 0) {

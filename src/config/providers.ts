@@ -8,6 +8,7 @@ import { parseUsd } from '../money.js';
 import { authHeaderOf } from '../upstream/auth.js';
 import { AccessTokens } from '../upstream/google-service-account.js';
 import { KeyPool } from '../upstream/key-pool.js';
+import { SIMULATOR_AWS_REGION, type CompiledSigV4 } from '../upstream/sigv4-auth.js';
 import { ManifestError } from './errors.js';
 import type { LineOf } from './load.js';
 import { compilePoll } from './poll.js';
@@ -70,8 +71,23 @@ function operationKinds(file: string, at: string, op: OperationManifest): { requ
   const request = op.request ?? 'json';
   const answer = op.answer?.type ?? 'json';
   if (request !== 'json' && op.method !== 'POST') throw new ManifestError(file, `${at}/request`, `a ${op.method} operation sends no body, so it cannot declare request: ${request}`);
-  if (answer === 'sse' && op.poll) throw new ManifestError(file, `${at}/answer/type`, 'an operation answered by a job to poll (poll) cannot answer sse');
+  if ((answer === 'sse' || answer === 'event-stream') && op.poll) throw new ManifestError(file, `${at}/answer/type`, `an operation answered by a job to poll (poll) cannot answer ${answer}`);
   return { request, answer };
+}
+
+/**
+ * An operation's `stream_operation` (issue 32 item 2: ConverseStream beside Converse): one of the
+ * provider's, in the same format, answering a stream; null when absent.
+ */
+function streamOperationOf(file: string, at: string, m: ProviderManifest, op: OperationManifest): string | null {
+  const name = op.stream_operation;
+  if (name === undefined) return null;
+  const other = m.operations[name];
+  const answer = other?.answer?.type ?? 'json';
+  if (!other || other.format !== op.format || (answer !== 'sse' && answer !== 'event-stream')) {
+    throw new ManifestError(file, `${at}/stream_operation`, `"${name}" must be an operation of this provider in format ${op.format} that answers sse or event-stream`);
+  }
+  return name;
 }
 
 function compileOperations(file: string, m: ProviderManifest, params: UrlParams): Record<string, CompiledOperation> {
@@ -84,7 +100,8 @@ function compileOperations(file: string, m: ProviderManifest, params: UrlParams)
     if (op.stream_path !== undefined && op.answer?.type !== 'sse') throw new ManifestError(file, `${at}/stream_path`, 'an operation with a stream_path streams: declare answer: {type: sse}');
     operations[name] = { method: op.method, path: fillUrlParams(op.path, params), streamPath: op.stream_path ? fillUrlParams(op.stream_path, params) : null,
       bodyEdits: op.body ? { remove: op.body.remove ?? [], set: op.body.set ?? {} } : null, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
-      features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op) };
+      features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op),
+      pathModel: op.path_model ?? null, streamOperation: streamOperationOf(file, at, m, op) };
   }
   return operations;
 }
@@ -120,12 +137,29 @@ function authOf(file: string, m: ProviderManifest): CompiledProvider['auth'] {
   return { ...authHeaderOf(m.auth), tokens: new AccessTokens(m.auth.scope) };
 }
 
+/**
+ * The `sigv4` scheme's parameters (issue 32 item 2), or null for a header scheme: the region and the
+ * access key id must be set with the secret (a simulated provider signs for the simulator's region).
+ */
+function sigV4Of(file: string, m: ProviderManifest, env: NodeJS.ProcessEnv, simulated: boolean, lineOf?: LineOf): CompiledSigV4 | null {
+  if (m.auth.scheme !== 'sigv4') return null;
+  const spec = m.auth.sigv4;
+  if (!spec) throw new ManifestError(file, '/auth', 'scheme sigv4 needs auth.sigv4 (service, region, access_key_id)', lineOf?.('/auth'));
+  const read = (location: string | undefined) => (location ? env[envLocation(location)] || undefined : undefined);
+  const token = read(spec.session_token);
+  if (simulated) return { service: spec.service, region: read(spec.region) ?? SIMULATOR_AWS_REGION, accessKeyId: '', simulated: true };
+  for (const [name, location] of [['region', spec.region], ['access_key_id', spec.access_key_id]] as const) {
+    if (!read(location)) throw new ManifestError(file, `/auth/sigv4/${name}`, `${envLocation(location)} must be set when ${setLocations(m, env).map(envLocation).join(' or ')} is`, lineOf?.(`/auth/sigv4/${name}`));
+  }
+  return { service: spec.service, region: read(spec.region)!, accessKeyId: read(spec.access_key_id)!, ...(token ? { sessionToken: token } : {}), simulated: false };
+}
+
 /** One provider, ready to send requests to; `lineOf` (the file's, from load) puts a line on its errors. */
 export function compileProvider(file: string, m: ProviderManifest, ctx: ProviderContext, lineOf?: LineOf): CompiledProvider {
   const simulated = needsSimulator(m, ctx.env);
   const params = resolveUrlParams(file, m, ctx.env, simulated, keyLocations(m).map(envLocation).join(' or '));
   return {
-    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated, params, lineOf).replace(/\/$/, ''), keys: keyPoolOf(m, ctx.env), auth: authOf(file, m), simulated, headers: staticHeaders(file, m, ctx.env),
+    id: m.id, baseUrl: baseUrlOf(file, m, ctx, simulated, params, lineOf).replace(/\/$/, ''), keys: keyPoolOf(m, ctx.env), auth: authOf(file, m), sigv4: sigV4Of(file, m, ctx.env, simulated, lineOf), simulated, headers: staticHeaders(file, m, ctx.env),
     timeouts: { connectMs: m.timeouts?.connect_ms ?? 5000, headersMs: m.timeouts?.headers_ms ?? 120_000, idleMs: m.timeouts?.idle_ms ?? 120_000 },
     operations: compileOperations(file, m, params),
     skills: m.skills ? { source: m.skills.source, list: m.skills.list.map((s) => ({ id: s.id, displayTitle: s.display_title, latestVersion: s.latest_version, createdAt: s.created_at })) } : null,

@@ -9,6 +9,7 @@ import type { ParamPolicy } from './param-policy.js';
 import type { UsageDialect } from './usage-dialect.js';
 import type { KeyPool } from '../upstream/key-pool.js';
 import type { AccessTokens } from '../upstream/google-service-account.js';
+import type { CompiledSigV4 } from '../upstream/sigv4-auth.js';
 import type { GrantSettings } from '../ledger/grants/settings.js';
 
 /** Token prices of an offering, in nano-USD per `per` tokens. */
@@ -145,6 +146,8 @@ export interface CompiledProvider {
    * `tokens` when the key is exchanged for an access token first (google-service-account).
    */
   auth: { header: string; prefix: string; tokens?: AccessTokens | null };
+  /** The `sigv4` scheme's signing parameters (issue 32 item 2): each request is signed once its body is final; absent or null for header schemes. */
+  sigv4?: CompiledSigV4 | null;
   simulated: boolean;
   /** Static headers sent on every upstream request. */
   headers: Readonly<Record<string, string>>;
@@ -158,7 +161,7 @@ export interface CompiledProvider {
 export type UpstreamRequestKind = 'json' | 'multipart' | 'raw';
 
 /** What an operation answers (provider manifest `answer.type`): sse streams when the request asks to. */
-export type UpstreamAnswerKind = 'json' | 'sse' | 'binary';
+export type UpstreamAnswerKind = 'json' | 'sse' | 'event-stream' | 'binary';
 
 /** One upstream operation: where it is, and the wire format its translator speaks. */
 export interface CompiledOperation {
@@ -192,6 +195,10 @@ export interface CompiledOperation {
   usage?: UsageDialect | null;
   /** Edits of the translated JSON body (manifest `body`): top-level fields removed, then set; absent or null: none. */
   bodyEdits?: BodyEdits | null;
+  /** The path's `{name}` the gateway fills with the served offering's upstream model (manifest `path_model`); absent or null: none. */
+  pathModel?: string | null;
+  /** The operation a streaming request is sent to instead (manifest `stream_operation`); absent or null: this one. */
+  streamOperation?: string | null;
 }
 
 /** A vendor dialect's edits of a JSON request body: fields the URL carries removed, fixed ones set. */

@@ -1018,7 +1018,7 @@ export interface ProviderManifest {
   base_url: {
     env: EnvName;
     /**
-     * The vendor URL; absent for per-customer resources (an Azure endpoint): then the env variable must be set whenever the key is.
+     * The vendor URL; absent for per-customer resources (an Azure endpoint): then the env variable must be set whenever the key is. A `url_params` name in braces is replaced by its value, e.g. https://bedrock-runtime.{region}.amazonaws.com.
      */
     default?: string;
   };
@@ -1027,13 +1027,34 @@ export interface ProviderManifest {
    */
   auth: {
     /**
-     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`; google-service-account: the key's location holds the path of a service-account key file (JSON), whose signed JWT is exchanged at the file's token_uri for an access token sent as Authorization: Bearer (cached until shortly before it expires).
+     * bearer: Authorization: Bearer <key>; x-api-key; header: `header` with an optional `prefix`; google-service-account: the key's location holds the path of a service-account key file (JSON), whose signed JWT is exchanged at the file's token_uri for an access token sent as Authorization: Bearer (cached until shortly before it expires); sigv4: AWS Signature Version 4 (the key is the secret access key; `sigv4` names the rest), computed per request once its body is final.
      */
-    scheme: 'bearer' | 'x-api-key' | 'header' | 'google-service-account';
+    scheme: 'bearer' | 'x-api-key' | 'header' | 'google-service-account' | 'sigv4';
     /**
      * The OAuth scope a google-service-account token is asked for (e.g. https://www.googleapis.com/auth/cloud-platform).
      */
     scope?: string;
+    /**
+     * For scheme sigv4: the signing name of the service and where the rest of the AWS credentials are (env:NAME locations). The key (auth.key) is the secret access key.
+     */
+    sigv4?: {
+      /**
+       * The service's signing name (the credential scope's service), e.g. bedrock.
+       */
+      service: string;
+      /**
+       * Where the region is (env:AWS_REGION); it must be set whenever the key is.
+       */
+      region: string;
+      /**
+       * Where the access key id is (env:AWS_ACCESS_KEY_ID); it must be set whenever the key is.
+       */
+      access_key_id: string;
+      /**
+       * Where an optional session token is (env:AWS_SESSION_TOKEN): when set, it is sent (and signed) as x-amz-security-token.
+       */
+      session_token?: string;
+    };
     /**
      * Where the credential is (env:NAME); never the value.
      */
@@ -1086,6 +1107,14 @@ export interface ProviderManifest {
         };
         remove?: string[];
       };
+      /**
+       * The {name} of the path that carries the served offering's upstream_model (a vendor whose URL names the model, e.g. /model/{modelId}/converse); filled by the gateway, not by the route's path_params.
+       */
+      path_model?: string;
+      /**
+       * The operation a request that streams is sent to instead (a vendor whose stream is another endpoint, e.g. converse-stream beside converse); it must answer a stream (sse or event-stream) in the same format.
+       */
+      stream_operation?: string;
       /**
        * Wire format of this operation: picks the translator <route format>--<this format>.
        */
@@ -1169,10 +1198,10 @@ export interface ProviderManifest {
         deadline_ms?: number;
       };
       /**
-       * What the operation answers: JSON (default); sse, server-sent events when the route's request asks to stream (`stream.when`) and JSON otherwise (a route that streams may only call sse operations); or bytes (an MP3, a DOCX, a PDF), read into a bounded buffer and sent once settled, with the cost headers.
+       * What the operation answers: JSON (default); sse, server-sent events when the route's request asks to stream (`stream.when`) and JSON otherwise (a route that streams may only call sse operations); event-stream, AWS event-stream frames (application/vnd.amazon.eventstream, read by the one event-stream parser), for an operation only streams are sent to (another's stream_operation); or bytes (an MP3, a DOCX, a PDF), read into a bounded buffer and sent once settled, with the cost headers.
        */
       answer?: {
-        type: 'json' | 'sse' | 'binary';
+        type: 'json' | 'sse' | 'event-stream' | 'binary';
         /**
          * Largest binary answer (default 52428800); a larger one is a 502, not billed.
          */

@@ -61,7 +61,8 @@ export const ROUTE_TABLE = [
     "upstreams": [
       "chat-completions",
       "messages",
-      "generate-content"
+      "generate-content",
+      "converse"
     ],
     "stream": "/stream",
     "billable": true,
@@ -485,7 +486,8 @@ export const ROUTE_TABLE = [
     "handler": "proxy",
     "upstreams": [
       "messages",
-      "generate-content"
+      "generate-content",
+      "converse"
     ],
     "stream": "/stream",
     "billable": true,
@@ -676,7 +678,8 @@ export const ROUTE_TABLE = [
       "responses",
       "chat-completions",
       "messages",
-      "generate-content"
+      "generate-content",
+      "converse"
     ],
     "stream": "/stream",
     "billable": true,

@@ -125,19 +125,25 @@ class OtelRequestSpan implements RequestSpan {
     if (this.ended) return;
     this.ended = true;
     const span = this.span;
-    if (span.isRecording()) {
-      span.setAttributes(requestAttributes(facts));
-      // GenAI semantic conventions: the span is named `{gen_ai.operation.name} {gen_ai.request.model}`.
-      if (facts.requestModel) span.updateName(`${facts.operation} ${facts.requestModel}`);
-      if (facts.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, ...(facts.errorType ? { message: facts.errorType } : {}) });
-      if (this.content) {
-        const prompt = contentText(facts.prompt?.());
-        const completion = contentText(facts.completion?.());
-        if (prompt) span.addEvent('gen_ai.content.prompt', { 'gen_ai.prompt': prompt });
-        if (completion) span.addEvent('gen_ai.content.completion', { 'gen_ai.completion': completion });
-      }
+    try {
+      if (span.isRecording()) this.record(facts);
+    } finally {
+      span.end();
     }
-    span.end();
+  }
+
+  /** Puts the request's attributes, and its content when on, on the (recording) span. */
+  private record(facts: RequestFacts): void {
+    const span = this.span;
+    span.setAttributes(requestAttributes(facts));
+    // GenAI semantic conventions: the span is named `{gen_ai.operation.name} {gen_ai.request.model}`.
+    if (facts.requestModel) span.updateName(`${facts.operation} ${facts.requestModel}`);
+    if (facts.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, ...(facts.errorType ? { message: facts.errorType } : {}) });
+    if (!this.content) return;
+    const prompt = contentText(facts.prompt?.());
+    const completion = contentText(facts.completion?.());
+    if (prompt) span.addEvent('gen_ai.content.prompt', { 'gen_ai.prompt': prompt });
+    if (completion) span.addEvent('gen_ai.content.completion', { 'gen_ai.completion': completion });
   }
 }
 

@@ -4,7 +4,7 @@
  * the attempt loop opens a child per upstream attempt.
  */
 import type { CompiledDeployment, CompiledRoute } from '../config/types.js';
-import type { RequestSpan, Tracing } from '../observability/traces.js';
+import type { RequestFacts, RequestSpan, Tracing } from '../observability/traces.js';
 import type { RequestContext } from './context.js';
 
 /**
@@ -60,9 +60,18 @@ function responseModel(ctx: RequestContext): string | null {
 export function endRequestSpan(ctx: RequestContext, status: number, errorType: string | null): void {
   const span = ctx.trace;
   if (!span) return;
+  try {
+    span.end(requestFacts(ctx, status, errorType));
+  } catch {
+    // A span never fails the request it describes (it has already been answered).
+  }
+}
+
+/** What the request came to, as its span reports it. */
+function requestFacts(ctx: RequestContext, status: number, errorType: string | null): RequestFacts {
   const requested = ctx.body.model;
   const reported = ctx.outcome?.reported;
-  span.end({
+  return {
     status, operation: operationName(ctx.route), system: ctx.model?.provider.id ?? null,
     requestModel: typeof requested === 'string' && requested ? requested : ctx.model?.offering.id ?? null,
     responseModel: responseModel(ctx), inputTokens: tokens(reported, 'input'), outputTokens: tokens(reported, 'output'),
@@ -72,5 +81,5 @@ export function endRequestSpan(ctx: RequestContext, status: number, errorType: s
     // Content on only (observability.traces.content): the client's body and the text it was answered.
     prompt: () => JSON.stringify(ctx.body),
     completion: () => ctx.outcome?.deliveredText ?? null,
-  });
+  };
 }

@@ -8,13 +8,14 @@ import type { SimFault } from './faults.js';
 
 /** How a stream ends: the format's error event (given how many events were sent) and its terminator. */
 export interface StreamEnd {
-  error: (sent: number) => string;
+  /** A string for SSE; bytes for a binary framing (AWS event-stream frames). */
+  error: (sent: number) => string | Uint8Array;
   /** Written after the last event of a complete stream, e.g. `data: [DONE]\n\n`; nothing when absent. */
   done?: string;
   /** The last event is the stream's terminator (message_stop, response.completed): fault omit_done leaves it out. */
   finalEvent?: boolean;
   /** The broken event of fault malformed_after_chunks; without it that fault writes nothing. */
-  malformed?: string;
+  malformed?: string | Uint8Array;
 }
 
 /** The broken chat chunk of fault malformed_after_chunks (not valid JSON). */
@@ -31,7 +32,7 @@ export interface Exchange {
   readonly fault: SimFault;
   sendJson(status: number, body: unknown, headers?: http.OutgoingHttpHeaders): void;
   /** Sends `events` as a 200 event stream, applying the stream faults (see `writeEvents`). */
-  stream(events: readonly string[], end: StreamEnd, headers?: http.OutgoingHttpHeaders): Promise<void>;
+  stream(events: readonly (string | Uint8Array)[], end: StreamEnd, headers?: http.OutgoingHttpHeaders): Promise<void>;
 }
 
 /** A wire-format endpoint of the simulator. */
@@ -64,7 +65,7 @@ export const namedEvent = (name: string, data: unknown): string => `event: ${nam
  * terminator of a complete stream; end_delay_ms holds the end of the body.
  */
 export async function writeEvents(
-  sink: StreamSink, events: readonly string[], end: StreamEnd, fault: SimFault, headers: http.OutgoingHttpHeaders = {},
+  sink: StreamSink, events: readonly (string | Uint8Array)[], end: StreamEnd, fault: SimFault, headers: http.OutgoingHttpHeaders = {},
 ): Promise<void> {
   const { res, isGone, closed, sleep } = sink;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...headers });

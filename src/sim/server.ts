@@ -53,6 +53,10 @@
  * (google-oauth.ts; accounts registered with POST /__sim/google/accounts, faults scope by
  * google-oauth-token), and Claude on Vertex, POST /v1/projects/{project}/locations/{location}/
  * publishers/anthropic/models/{model}:rawPredict and :streamRawPredict (vertex-anthropic.ts), behind its tokens.
+ *
+ * And AWS Bedrock (issue 32 item 2): POST /model/{modelId}/converse and /converse-stream (bedrock.ts),
+ * the stream as AWS event-stream frames, every request's SigV4 signature checked (bedrock-auth.ts);
+ * faults scope by the model id.
  */
 import http from 'node:http';
 import { createFilesRoutes, SimFileStore, uploadBodyLimit, uploadTooLarge, type RawRequest } from './anthropic-files.js';
@@ -66,6 +70,7 @@ import { createLanguageRoutes } from './azure-language.js';
 import { matchTranslator } from './azure-translator.js';
 import { cohereEmbedRoute, cohereRerankRoute } from './cohere.js';
 import { createBflRoutes } from './bfl.js';
+import { createBedrockRoutes } from './bedrock.js';
 import { matchElevenLabs } from './elevenlabs.js';
 import { matchGemini } from './gemini-route.js';
 import { writeEvents, type Exchange, type SimRoute } from './exchange.js';
@@ -143,12 +148,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const language = createLanguageRoutes();
   const documentIntelligence = createDocumentIntelligenceRoutes();
   const bfl = createBflRoutes();
+  const bedrock = createBedrockRoutes();
   /** Native routes matched by method and URL, after `routes`. */
   const files = createFilesRoutes(fileStore);
   const google = new SimServiceAccounts();
   const matchers: Array<(method: string, url: URL, raw: RawRequest) => SimMatch | undefined> = [
     responseStore.match, matchContentSafety, matchTranslator, language.match, documentIntelligence.match, files.match, skills.match, matchElevenLabs, matchOpenaiAudio, matchOpenaiSpeech, matchSimImages, bfl.match, matchOpenaiVideos, matchOpenaiImageEdits, matchImageAnalysis, matchDocumentTranslation, matchPiiRedaction, matchGemini,
     google.match, matchVertexAnthropic(messages.messages, google),
+    bedrock.match,
   ];
   let closing = false;
 
@@ -245,6 +252,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         language.reset();
         documentIntelligence.reset();
         bfl.reset();
+        bedrock.reset();
         fileStore.reset();
         requests = 0;
         connections = 0;

@@ -35,15 +35,35 @@ export class EventStreamParser {
   private pieces: Buffer[] = [];
   private buffered = 0;
 
+  /**
+   * Feeds bytes; returns the frames they completed and, when a frame after them was corrupt, its
+   * error (the frames before it are whole and may be used; nothing after it can be read).
+   */
+  read(bytes: Uint8Array): { frames: EventStreamFrame[]; error?: EventStreamError } {
+    const frames: EventStreamFrame[] = [];
+    try {
+      this.pushInto(bytes, frames);
+      return { frames };
+    } catch (error) {
+      if (error instanceof EventStreamError) return { frames, error };
+      throw error;
+    }
+  }
+
   /** Feeds bytes; returns the frames they completed. Throws EventStreamError on a corrupt frame. */
   push(bytes: Uint8Array): EventStreamFrame[] {
+    const frames: EventStreamFrame[] = [];
+    this.pushInto(bytes, frames);
+    return frames;
+  }
+
+  private pushInto(bytes: Uint8Array, frames: EventStreamFrame[]): void {
     if (bytes.length > 0) {
       this.pieces.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       this.buffered += bytes.length;
     }
-    const frames: EventStreamFrame[] = [];
     for (;;) {
-      if (this.buffered < PRELUDE) return frames;
+      if (this.buffered < PRELUDE) return;
       const head = this.peek(PRELUDE);
       const total = head.readUInt32BE(0);
       const headersLength = head.readUInt32BE(4);
@@ -51,7 +71,7 @@ export class EventStreamParser {
       if (total < PRELUDE + TRAILER + headersLength || total > MAX_MESSAGE || headersLength > MAX_HEADERS) {
         throw new EventStreamError(`event-stream frame of impossible size (total ${total}, headers ${headersLength})`);
       }
-      if (this.buffered < total) return frames;
+      if (this.buffered < total) return;
       frames.push(decodeFrame(this.take(total), headersLength));
     }
   }

@@ -28,6 +28,8 @@ import { createNativeJsonToOpenaiVideos } from './native-json--openai-videos/ind
 import { createNativeJsonToOpenaiSpeech } from './native-json--openai-speech/index.js';
 import { createNativeJsonToOpenaiTranscriptions } from './native-json--openai-transcriptions/index.js';
 import { createOpenaiChatToAnthropicMessages } from './openai-chat--anthropic-messages/index.js';
+import { createAnthropicMessagesToBedrockConverse } from './anthropic-messages--bedrock-converse/index.js';
+import { createOpenaiChatToBedrockConverse } from './openai-chat--bedrock-converse/index.js';
 import { createOpenaiChatToOpenaiChat } from './openai-chat--openai-chat/index.js';
 import { createOpenaiChatToGeminiGenerateContent } from './openai-chat--gemini-generate-content/index.js';
 import { createOpenaiResponsesToOpenaiChat } from './openai-responses--openai-chat/index.js';
@@ -40,6 +42,8 @@ const TRANSLATORS = new Map<string, TranslatorFactory>([
   ['openai-chat--openai-chat', createOpenaiChatToOpenaiChat],
   ['openai-chat--anthropic-messages', createOpenaiChatToAnthropicMessages],
   ['openai-chat--gemini-generate-content', createOpenaiChatToGeminiGenerateContent],
+  ['openai-chat--bedrock-converse', createOpenaiChatToBedrockConverse],
+  ['anthropic-messages--bedrock-converse', createAnthropicMessagesToBedrockConverse],
   ['openai-responses--openai-responses', createOpenaiResponsesToOpenaiResponses],
   ['openai-responses--openai-chat', createOpenaiResponsesToOpenaiChat],
   ['anthropic-messages--anthropic-messages', createAnthropicMessagesToAnthropicMessages],

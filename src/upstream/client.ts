@@ -10,6 +10,7 @@ import { AttemptError } from './attempt-error.js';
 import { authHeaders, forgetToken, tokenAuthHeaders } from './auth.js';
 import type { PoolKey } from './key-pool.js';
 import { RawBody } from './raw-body.js';
+import { sigV4Headers } from './sigv4-auth.js';
 import { allowedVendorUrl } from './vendor-url.js';
 
 /** An upstream answer whose body has not been read yet. */
@@ -56,6 +57,8 @@ export interface UpstreamTarget {
   traceHeaders?: Readonly<Record<string, string>>;
   /** The request streams: an operation with a `streamPath` is sent there instead of its `path`. */
   stream?: boolean;
+  /** The served offering's upstream model, for an operation whose path names it (`path_model`). */
+  model?: string;
 }
 
 /** The operation's static headers plus those of each feature used; same-named ones joined with a comma. */
@@ -114,6 +117,19 @@ function edited(body: unknown, edits: BodyEdits): unknown {
   return Object.assign(out, edits.set);
 }
 
+/**
+ * The signature headers of a sigv4 provider's request (src/upstream/sigv4-auth.ts), over exactly what
+ * is sent: the method, the path and query, every header above and the body's bytes. Without a usable
+ * key (a real provider's pool exhausted) nothing is signed, and the vendor answers its own 403.
+ */
+function signedHeaders(
+  provider: CompiledProvider, method: string, origin: string, path: string, headers: Readonly<Record<string, string>>, body: string | FormData | Uint8Array | null, target: UpstreamTarget,
+): Record<string, string> {
+  if (body instanceof FormData) throw new GatewayError('internal_error', `Provider ${provider.id} signs its requests (sigv4), which a multipart body cannot be; nothing was sent upstream.`);
+  const key = target.key ?? provider.keys.any();
+  return sigV4Headers(provider.sigv4!, key, { method, url: new URL(path, origin), headers: { ...headers }, body }) ?? {};
+}
+
 /** Connection pools to every upstream origin. */
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
@@ -147,7 +163,8 @@ export class UpstreamClient {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
     const url = this.target(provider.baseUrl + (target.stream && op.streamPath ? op.streamPath : op.path) + op.query);
-    let path = target.pathParams ? fillPath(url.path, target.pathParams) : url.path;
+    const params = op.pathModel && target.model !== undefined ? { ...target.pathParams, [op.pathModel]: target.model } : target.pathParams;
+    let path = params ? fillPath(url.path, params) : url.path;
     if (target.query) path = withQuery(path, target.query);
     // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
     const payload = op.method !== 'POST' ? null : payloadOf(operation, op, body);
@@ -185,12 +202,13 @@ export class UpstreamClient {
     try {
       // A credential exchanged for a token first (a service account) waits for it here; a failure is a clean 502.
       const auth = provider.auth.tokens ? await tokenAuthHeaders(provider, target.key, controller) : authHeaders(provider, target.key);
+      const headers: Record<string, string> = { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...auth };
+      const body = payload instanceof RawBody ? payload.data : payload;
+      if (provider.sigv4) Object.assign(headers, signedHeaders(provider, method, origin, path, headers, body, target));
       const response = await this.pool(provider, origin).request({
         // undici takes any signal with addEventListener/removeEventListener (api-request.js); a
         // Cancellation, not an AbortSignal, so that the request is collected young (src/cancel.ts).
-        method, path, signal: controller as unknown as AbortSignal,
-        headers: { ...contentType, accept: 'application/json, text/event-stream', ...provider.headers, ...requestHeaders, ...auth },
-        body: payload instanceof RawBody ? payload.data : payload,
+        method, path, signal: controller as unknown as AbortSignal, headers, body,
       });
       response.body.once('close', unforward);
       if (response.statusCode === 401 && provider.auth.tokens) forgetToken(provider, target.key, auth);

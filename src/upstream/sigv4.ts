@@ -1,5 +1,5 @@
 /**
- * AWS Signature Version 4 (issue 32 item 2: Bedrock's auth scheme), as AWS documents it
+ * AWS Signature Version 4 (issue 32 item 2: the sigv4 auth scheme), as AWS documents it
  * (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv_create-signed-request.html): a
  * canonical request (method, the path with each segment URI-encoded twice, as every service but S3
  * wants, the sorted query, the signed headers, the payload's SHA-256), a string to sign over its hash

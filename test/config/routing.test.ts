@@ -68,7 +68,7 @@ const REFUSALS: Refusal[] = [
     name: 'a deployment whose provider cannot serve a route the offering is reachable on',
     text: fixture({ chat: ['deployments:', '  - { provider: fixture }', '  - { provider: cohere, upstream_model: rerank-v3.5 }'] }),
     path: '/offerings/0/deployments/1/provider', line: 16,
-    reason: 'provider cohere has no operation that serves /v1/chat/completions for this offering (routes/chat-completions.yaml calls: chat-completions, messages, generate-content)',
+    reason: 'provider cohere has no operation that serves /v1/chat/completions for this offering (routes/chat-completions.yaml calls: chat-completions, messages, generate-content, converse)',
   },
   {
     name: 'duplicate deployment ids (two defaults alike)',

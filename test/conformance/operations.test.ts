@@ -56,6 +56,7 @@ const OPT_OUTS: Record<string, string> = {
   'ollama/chat-completions': 'a self-hosted provider, live only while OLLAMA_BASE_URL is set and never simulated (issue 32): test/e2e/compatible-vendors.test.ts against a loopback fake',
   'openai/responses-get': "called only for a passthrough model's stored response, by GET /v1/responses/{id} for its owner (issue 31 item 3): test/e2e/responses-store.test.ts",
   'openai/responses-delete': "called only for a passthrough model's stored response, by DELETE /v1/responses/{id} for its owner: test/e2e/responses-store.test.ts",
+  'bedrock/converse-stream': "sent instead of converse when a request streams (converse's stream_operation; this suite's requests do not stream): test/e2e/bedrock.test.ts",
   'openai/responses-input-items': "called only for a passthrough model's stored response, by GET /v1/responses/{id}/input_items for its owner: test/e2e/responses-store.test.ts",
 };
 

@@ -140,6 +140,46 @@ describeStore('traces of requests (OTLP/HTTP to a loopback receiver)', () => {
     expect(receiver.bodies.join('\n')).not.toContain(traceId);
   });
 
+  it('marks a request that failed upstream as an error, each attempt with its status', async () => {
+    const traceId = hex(16);
+    const set = await fetch(`${vendor.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'trace-fallback', fault: { status: 500, times: 3 } }) });
+    expect(set.status).toBeLessThan(300);
+    try {
+      const res = await fetch(`${t.url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${hex(8)}-01` },
+        body: JSON.stringify({ model: 'trace-fallback', messages: [{ role: 'user', content: 'Hello' }] }),
+      });
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      const body = await res.json() as { error: { code: string } };
+      const { server } = await trace(t, receiver, traceId, 1);
+      expect(server.status.code).toBe(2); // STATUS_CODE_ERROR
+      expect(server.attributes).toMatchObject({ 'http.response.status_code': res.status, 'error.type': body.error.code, 'gateway.cost_usd': 0 });
+      const attempts = Number(server.attributes['gateway.attempts']);
+      expect(attempts).toBeGreaterThanOrEqual(1);
+      const children = await receiver.waitFor((s) => s.traceId === traceId && s.parentSpanId === server.spanId, attempts);
+      expect(children).toHaveLength(attempts);
+      for (const c of children) expect([c.attributes['gateway.outcome'], c.attributes['http.response.status_code'], c.status.code]).toEqual(['500', 500, 2]);
+    } finally {
+      await fetch(`${vendor.url}/__sim/faults`, { method: 'DELETE' });
+    }
+  });
+
+  it('gives a refused request its span, without an account', async () => {
+    const traceId = hex(16);
+    const res = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: 'Bearer gw-not-a-real-key-000000', 'content-type': 'application/json', traceparent: `00-${traceId}-${hex(8)}-01` },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    expect(res.status).toBe(401);
+    const body = await res.json() as { error: { code: string } };
+    const { server, children } = await trace(t, receiver, traceId, 0);
+    expect(server.status.code).toBe(0); // a 4xx is the client's: not a server error
+    expect(server.attributes).toMatchObject({ 'http.response.status_code': 401, 'error.type': body.error.code, 'gateway.attempts': 0, 'gateway.route': 'chat-completions' });
+    expect(server.attributes['gateway.account_id']).toBeUndefined();
+    expect(children).toEqual([]);
+    expect(receiver.bodies.join('\n')).not.toContain('gw-not-a-real-key');
+  });
+
   it('starts a new trace when the client sends none, or an invalid one', async () => {
     const before = receiver.spans.length;
     const res = await fetch(`${t.url}/v1/chat/completions`, {

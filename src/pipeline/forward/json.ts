@@ -38,7 +38,7 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
 /**
  * The operation's path parameters from the client request (the route's `path_params`); a missing one
  * is the client's 400. `{model}`, unless the route names it, is the served deployment's upstream model
- * (vendors that name the model in the URL, e.g. Gemini's /models/{model}:generateContent).
+ * (vendors that name the model in the URL: /models/{model}:generateContent).
  */
 function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
   const entries = Object.entries(ctx.upstream!.choice.pathParams);
@@ -54,6 +54,16 @@ function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
 }
 
 /**
+ * The operation the request is sent to: the chosen one, or its `stream_operation` when the request
+ * streams (a vendor whose stream is another endpoint, issue 32 item 2: ConverseStream beside Converse).
+ */
+export function sentOperation(ctx: RequestContext): string {
+  const name = ctx.upstream!.choice.operation;
+  const streamTo = ctx.stream ? ctx.model!.provider.operations[name]?.streamOperation : null;
+  return streamTo ?? name;
+}
+
+/**
  * Sends the upstream request with the attempt's key, signal and deadline (src/pipeline/attempts.ts); an
  * upstream error answer becomes the client's error, with nothing charged, as an AttemptError carrying
  * its status and Retry-After for the retry policy.
@@ -63,8 +73,11 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   const attempt = ctx.routing?.current ?? null;
   let response: UpstreamResponse;
   try {
-    const target = { pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs, traceHeaders: attempt?.trace?.headers, stream: ctx.stream };
-    response = await runtime.upstream.send(provider, ctx.upstream!.choice.operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
+    const target = {
+      pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs,
+      traceHeaders: attempt?.trace?.headers, stream: ctx.stream, model: ctx.model!.offering.upstreamModel,
+    };
+    response = await runtime.upstream.send(provider, sentOperation(ctx), ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
   } catch (error) {
     if (!ctx.work.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
     throw error;

@@ -1,14 +1,12 @@
 /**
- * Forwards a streaming proxy request: upstream SSE -> the one parser -> the translator's state
+ * Forwards a streaming proxy request: upstream SSE (or AWS event-stream) -> the framing's one parser -> the translator's state
  * machine -> the client's framing, with back-pressure. The SSE head is written lazily at the first
  * frame, so an upstream that fails before any content still gets a proper HTTP error, and a client
  * that leaves before the first byte pays nothing. What happened is recorded for the meter stage.
  */
-import { StringDecoder } from 'node:string_decoder';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors.js';
 import { AttemptError } from '../../upstream/attempt-error.js';
-import { SseParser } from '../../translate/sse.js';
 import type { StreamTranslator } from '../../translate/types.js';
 import { bodyError } from '../../upstream/body.js';
 import type { UpstreamResponse } from '../../upstream/client.js';
@@ -16,7 +14,8 @@ import type { RequestContext } from '../context.js';
 import type { Runtime } from '../stage.js';
 import { startCheckpoints } from './checkpoint.js';
 import { waitForDrain } from './drain.js';
-import { sendUpstream } from './json.js';
+import { framingFor, type StreamFraming } from './framing.js';
+import { sendUpstream, sentOperation } from './json.js';
 import { UsageTail } from './usage-tail.js';
 import { answerModelId } from '../../config/aliases.js';
 
@@ -102,11 +101,7 @@ function idleGuard(ctx: RequestContext): { refresh(): void; writing(on: boolean)
  */
 const DRAIN_MS = 250;
 
-async function pump(ctx: RequestContext, body: UpstreamResponse['body'], translator: StreamTranslator, usage: UsageTail): Promise<StreamEnd> {
-  const parser = new SseParser();
-  // StringDecoder keeps a character split between two pieces for the next, like TextDecoder's stream
-  // mode, at about a third of its cost per stream (TextDecoder opens an ICU converter per instance).
-  const decoder = new StringDecoder('utf8');
+async function pump(ctx: RequestContext, body: UpstreamResponse['body'], translator: StreamTranslator, usage: UsageTail, parser: StreamFraming): Promise<StreamEnd> {
   const preamble = new Preamble(ctx, translator);
   const idle = idleGuard(ctx);
   const gate = ctx.hold?.gate;
@@ -120,8 +115,10 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       // the client's response and one system call, not one per event (an upstream that sends its events
       // back to back delivers a whole answer in a piece or two).
       let frames = '';
+      // A corrupt piece (a frame failing its CRC) ends the stream after the events before it.
+      const { events, error: broken } = parser.push(chunk);
       let failed: GatewayError | undefined;
-      for (const event of parser.push(decoder.write(chunk))) {
+      for (const event of events) {
         const step = translator.push(event);
         if (step.error) { failed = step.error; break; }
         ctx.streamTap?.(step.frames);
@@ -151,6 +148,7 @@ async function pump(ctx: RequestContext, body: UpstreamResponse['body'], transla
       }
       if (ctx.clientGone.aborted) return { kind: 'client_gone' };
       if (failed) return { kind: 'error', error: failed };
+      if (broken && !done) return { kind: 'error', error: broken };
     }
   } catch (error) {
     if (done) return finished(ctx, preamble);
@@ -196,7 +194,9 @@ export async function forwardStream(ctx: RequestContext, runtime: Runtime): Prom
   const usage = new UsageTail(ctx.route.billable ? ctx.format.usageCost : null);
   let end: StreamEnd;
   try {
-    end = await pump(ctx, response.body, translator, usage);
+    // The framing of the operation the request was sent to (sse, or AWS event-stream).
+    const framing = framingFor(ctx.model!.provider.operations[sentOperation(ctx)]!.answer);
+    end = await pump(ctx, response.body, translator, usage, framing);
   } finally {
     stopCheckpoints?.();
     runtime.metrics?.streamClosed();

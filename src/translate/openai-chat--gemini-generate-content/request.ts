@@ -16,7 +16,15 @@ type Body = Record<string, unknown>;
 const CARRIED = new Set([
   'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p',
   'stop', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'presence_penalty', 'frequency_penalty',
+  'reasoning_effort',
 ]);
+
+/**
+ * `reasoning_effort` as a thinking budget, Google's own mapping on its OpenAI-compatible endpoint
+ * (https://ai.google.dev/gemini-api/docs/openai: low 1,024, medium 8,192, high 24,576 tokens; none
+ * turns thinking off, which models that always think refuse with a 400).
+ */
+const THINKING_BUDGETS: Record<string, number> = { none: 0, minimal: 0, low: 1024, medium: 8192, high: 24576 };
 
 const isRecord = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmptyObject = (v: unknown): boolean => isRecord(v) && Object.keys(v).length === 0;
@@ -36,7 +44,6 @@ const HINTS: Record<string, string> = {
   audio: 'this model does not produce audio here',
   functions: 'use "tools" instead of the deprecated "functions"',
   function_call: 'use "tool_choice" instead of the deprecated "function_call"',
-  reasoning_effort: 'reasoning controls are not available for this model on this endpoint',
   web_search_options: 'web search is not available for this model on this endpoint',
   user: 'this model takes no end-user identifier',
   safety_identifier: 'this model takes no end-user identifier',
@@ -54,6 +61,10 @@ export function checkParams(body: Body, offering: CompiledOffering | undefined):
     throw unsupported(name, neutral?.why ?? HINTS[name]);
   }
   if (body.parallel_tool_calls === false) throw unsupported('parallel_tool_calls', 'this model cannot be limited to one tool call per answer');
+  const effort = body.reasoning_effort;
+  if (effort !== undefined && effort !== null && (typeof effort !== 'string' || !Object.hasOwn(THINKING_BUDGETS, effort))) {
+    throw unsupported('reasoning_effort', `this model takes ${Object.keys(THINKING_BUDGETS).join(', ')}`);
+  }
   responseFormatConfig(body, offering);
 }
 
@@ -89,6 +100,7 @@ function generationConfig(body: Body, offering: CompiledOffering): Body {
   // The vendor's penalties have OpenAI's meaning and range (-2 to 2); 0, the default, asks for nothing.
   if (typeof body.presence_penalty === 'number' && body.presence_penalty !== 0) config.presencePenalty = body.presence_penalty;
   if (typeof body.frequency_penalty === 'number' && body.frequency_penalty !== 0) config.frequencyPenalty = body.frequency_penalty;
+  if (typeof body.reasoning_effort === 'string') config.thinkingConfig = { thinkingBudget: THINKING_BUDGETS[body.reasoning_effort] };
   return { ...config, ...responseFormatConfig(body, offering) };
 }
 

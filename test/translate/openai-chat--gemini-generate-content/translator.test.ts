@@ -28,7 +28,7 @@ describe('parameters', () => {
     ['top_logprobs', { top_logprobs: 2 }],
     ['logit_bias', { logit_bias: { '1': 5 } }],
     ['parallel_tool_calls', { parallel_tool_calls: false }],
-    ['reasoning_effort', { reasoning_effort: 'low' }],
+    ['reasoning_effort', { reasoning_effort: 'extreme' }],
     ['user', { user: 'u-1' }],
     ['audio', { audio: { voice: 'alloy' } }],
   ])('refuses %s with unsupported_parameter, before anything is sent', (param, extra) => {
@@ -44,6 +44,11 @@ describe('parameters', () => {
   it('carries penalties and json_object as generationConfig', () => {
     expect(translate({ ...base, presence_penalty: 0.5, frequency_penalty: -0.5, response_format: { type: 'json_object' } }).generationConfig)
       .toEqual({ presencePenalty: 0.5, frequencyPenalty: -0.5, responseMimeType: 'application/json' });
+  });
+
+  it('carries reasoning_effort as a thinking budget (Google\'s mapping)', () => {
+    expect(translate({ ...base, reasoning_effort: 'low' }).generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 1024 } });
+    expect(translate({ ...base, reasoning_effort: 'high' }).generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 24576 } });
   });
 
   it('refuses structured output on an offering that does not take it', () => {
