@@ -157,6 +157,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     config: (): ConfigCheck => ({ status: 'ok', loaded_at: gateway.loadedAt.toISOString(), routes: gateway.routes.length, offerings: gateway.offerings.size, last_reload: lastReload }),
   };
   const clock = opts.clock ?? systemClock;
+  runtime.clock = clock;
   const files = await openFiles(db, runtime.upstream, env, gateway.settings.dataDir === ':memory:' ? null : gateway.settings.dataDir, clock, () => gateway.settings.files);
   runtime.files = files;
   runtime.urlResolver = opts.resolver;

@@ -7,7 +7,7 @@
 /** Error type families, mapped by each format to its own vocabulary. */
 export type ErrorKind =
   | 'invalid_request' | 'authentication' | 'payment' | 'not_found' | 'rate_limit'
-  | 'upstream' | 'timeout' | 'internal' | 'too_large' | 'unavailable' | 'conflict';
+  | 'upstream' | 'timeout' | 'internal' | 'too_large' | 'unavailable' | 'conflict' | 'permission';
 
 interface ErrorSpec { status: number; kind: ErrorKind; }
 
@@ -27,6 +27,10 @@ export const ERROR_TABLE = {
   context_length_exceeded: { status: 400, kind: 'invalid_request' },
   invalid_api_key: { status: 401, kind: 'authentication' },
   insufficient_balance: { status: 402, kind: 'payment' },
+  // Per-key controls (issue 33 item 2): the key's own budget for its period is spent (the balance is untouched),
+  // or the key may not use the requested model.
+  key_budget_exceeded: { status: 402, kind: 'payment' },
+  model_not_allowed: { status: 403, kind: 'permission' },
   not_found: { status: 404, kind: 'not_found' },
   // Stored responses (issue 31 item 3): OpenAI's code for a previous_response_id it does not hold.
   previous_response_not_found: { status: 400, kind: 'invalid_request' },

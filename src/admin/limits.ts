@@ -1,7 +1,8 @@
 /**
- * PATCH /admin/accounts/{id} and PATCH /admin/keys/{key_id} with `{limits: {...}}` (issue 4): sets
- * the rate-limit override of an account (field by field over the config defaults; a null field is
- * "unlimited") or of a key (its own limits on top of its account's); `{limits: null}` clears it.
+ * PATCH /admin/accounts/{id} with `{limits: {...}}` (issue 4): sets the rate-limit override of an
+ * account (field by field over the config defaults; a null field is "unlimited"); `{limits: null}`
+ * clears it. A key's own limits (on top of its account's) are set by PATCH /admin/keys/{key_id}
+ * (src/admin/keys.ts), with its other controls (issue 33 item 2).
  * An account's PATCH also takes `low_balance_usd` (issue 33 item 3): its own threshold of the
  * `balance.low` alert over `alerts.low_balance_usd`; null clears it.
  */
@@ -21,7 +22,7 @@ export interface LowBalanceThresholds {
 
 interface AccountPatch { limits?: Limits | null; low_balance_usd?: string | null }
 
-/** Registers the two PATCH routes inside the admin scope. */
+/** Registers the account's PATCH route inside the admin scope. */
 export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth: AuthCache, thresholds?: LowBalanceThresholds): void {
   scope.patch<{ Params: { id: string }; Body: AccountPatch }>(
     '/accounts/:id',
@@ -41,15 +42,6 @@ export function registerLimitRoutes(scope: FastifyInstance, ledger: Ledger, auth
         answer.limits = req.body.limits;
       }
       return answer;
-    },
-  );
-  scope.patch<{ Params: { key_id: string }; Body: { limits: Limits | null } }>(
-    '/keys/:key_id',
-    { schema: { params: paramsSchema('key_id'), body: adminSchema('key-patch-request') } },
-    async (req) => {
-      await ledger.setKeyLimits(req.params.key_id, req.body.limits);
-      auth.clear();
-      return { id: req.params.key_id, limits: req.body.limits };
     },
   );
 }

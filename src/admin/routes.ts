@@ -15,7 +15,9 @@ import { accountJson, holdJson, moneyField, paramsSchema, reconcileJson, usageJs
 import { registerDeploymentRoutes, type DeploymentsSource } from './deployments.js';
 import { registerLimitRoutes, type LowBalanceThresholds } from './limits.js';
 import { adminSchema } from './schemas.js';
+import { registerKeyRoutes } from './keys.js';
 import type { MailTransport } from '../console/mail.js';
+import type { Clock } from '../clock.js';
 
 /** What the admin routes need. `token` is the admin bearer token (must be non-empty). */
 export interface AdminDeps {
@@ -28,6 +30,8 @@ export interface AdminDeps {
   mail?: MailTransport;
   /** The serving configuration's deployments and their health, for GET /admin/deployments (issue 29 item 7). */
   deployments?: DeploymentsSource;
+  /** The gateway's clock, for the period of a key's budget window (issue 33 item 2); default the system clock. */
+  clock?: Clock;
   /** Sets accounts' own low-balance thresholds (issue 33 item 3). */
   alerts?: LowBalanceThresholds;
 }
@@ -151,15 +155,6 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       },
     );
 
-    scope.post<{ Params: { id: string } }>(
-      '/accounts/:id/keys',
-      { schema: { params: paramsSchema('id') } },
-      async (req, reply) => {
-        const key = await ledger.createKey(req.params.id);
-        return reply.code(201).send({ id: key.id, key: key.key });
-      },
-    );
-
     scope.post<{ Params: { key_id: string } }>(
       '/keys/:key_id/rotate',
       { schema: { params: paramsSchema('key_id') } },
@@ -203,6 +198,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       data: (deps.mail?.outbox() ?? []).map((m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, sent_at: m.sentAt })),
     }));
     registerLimitRoutes(scope, ledger, auth, deps.alerts);
+    registerKeyRoutes(scope, ledger, auth, deps.clock);
     if (deps.deployments) registerDeploymentRoutes(scope, deps.deployments);
   }, { prefix: '/admin' });
 }

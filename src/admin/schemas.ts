@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { projectRoot } from '../paths.js';
 
 /** The request schemas the admin routes validate with, by file name under schemas/admin/. */
-export type AdminRequestSchema = 'account-create-request' | 'topup-request' | 'usage-query' | 'account-patch-request' | 'key-patch-request';
+export type AdminRequestSchema = 'account-create-request' | 'topup-request' | 'usage-query' | 'account-patch-request' | 'key-patch-request'
+  | 'key-create-request' | 'key-create-with-account-request';
 
 const cache = new Map<AdminRequestSchema, object>();
 

@@ -1,6 +1,7 @@
 /** The CLI commands: each maps to one admin API call (usage --all follows pages) and prints the answer. */
 import type { Command, CommandContext } from './command.js';
 import { LIMIT_COMMANDS } from './limits.js';
+import { KEY_CONTROL_COMMANDS } from './key-controls.js';
 import { cell, keyValues, table } from './print.js';
 
 export type { CliIo, Command, CommandContext } from './command.js';
@@ -114,13 +115,7 @@ export const COMMANDS: Command[] = [
       return show(ctx, res, () => keyValues(res));
     },
   },
-  {
-    words: ['key', 'create'], args: ['ACCOUNT_ID'], flags: [], summary: 'issue another key (shown once)',
-    async run(ctx, [id]) {
-      const res: Record<string, unknown> = await ctx.client.call('POST', `/admin/accounts/${seg(id!)}/keys`);
-      return show(ctx, res, () => keyValues(res));
-    },
-  },
+  ...KEY_CONTROL_COMMANDS,
   {
     words: ['key', 'rotate'], args: ['KEY_ID'], flags: [], summary: 'replace a key; the old one stops working',
     async run(ctx, [id]) {

@@ -10,9 +10,12 @@ export type { CliIo } from './commands.js';
 /** Default admin server. */
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
-const VALUE_FLAGS = new Set(['--balance', '--credit-limit', '--limit', '--after', '--key', '--rpm', '--tpm', '--concurrency']);
+const VALUE_FLAGS = new Set(['--balance', '--credit-limit', '--limit', '--after', '--key', '--rpm', '--tpm', '--concurrency', '--name', '--budget', '--period', '--models', '--expires']);
 /** What the usage text shows after a value flag (anything else: USD). */
-const PLACEHOLDERS: Record<string, string> = { '--limit': 'N', '--after': 'ROW_ID', '--key': 'KEY_ID' };
+const PLACEHOLDERS: Record<string, string> = {
+  '--limit': 'N', '--after': 'ROW_ID', '--key': 'KEY_ID',
+  '--name': 'NAME', '--period': 'day|month|total', '--models': 'ID,PATTERN*', '--expires': 'TIME',
+};
 const GLOBAL_FLAGS = new Set(['--json', '--help', '-h']);
 const BOOL_FLAGS = new Set([...GLOBAL_FLAGS, '--all', '--clear']);
 

@@ -13,6 +13,7 @@ import { ConsoleRefusal, parseForm, sendPage, type ConsoleDeps } from './context
 import { esc, page } from './html.js';
 import { registerAuthPages } from './pages/auth.js';
 import { registerKeyPages } from './pages/keys.js';
+import { registerKeySettingsPages } from './pages/key-settings.js';
 import { registerCataloguePage } from './pages/catalogue.js';
 import { registerUsagePages } from './pages/usage.js';
 import { registerOperatorPages } from './pages/operator.js';
@@ -56,6 +57,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     });
     registerAuthPages(scope, deps);
     registerKeyPages(scope, deps);
+    registerKeySettingsPages(scope, deps);
     registerCataloguePage(scope, deps);
     registerUsagePages(scope, deps);
     registerOperatorPages(scope, deps);

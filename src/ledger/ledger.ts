@@ -10,6 +10,7 @@ import { DependencyUnavailableError } from '../errors.js';
 import { Holds } from './holds.js';
 import { ReleaseBacklog } from './release-backlog.js';
 import * as keys from './keys.js';
+import { keyDetails, reserveOnKey, updateControls, type KeyControls, type KeyControlsPatch, type KeyDetails, type KeyReserveStatus } from './key-controls.js';
 import { listOpenHolds, type OpenHold } from './open-holds.js';
 import { reconcile } from './reconcile.js';
 import * as usage from './usage.js';
@@ -81,8 +82,26 @@ export class Ledger {
   }
 
   /** Issues a new key (optionally named) for the account (shown once); not_found if the account does not exist. */
-  createKey(accountId: string, name: string | null = null): Promise<{ id: string; key: string }> {
-    return keys.createKey(this.db, accountId, name);
+  createKey(accountId: string, name: string | null = null, controls?: KeyControls): Promise<{ id: string; key: string }> {
+    return keys.createKey(this.db, accountId, name, controls);
+  }
+
+  /** Changes a key's controls (issue 33 item 2; absent fields kept, null clears); with `accountId`, only that account's key. */
+  updateKeyControls(keyId: string, patch: KeyControlsPatch, accountId?: string): Promise<KeyControls> {
+    return updateControls(this.db, keyId, patch, accountId);
+  }
+
+  /** A key, its controls and its budget window of the period `now` falls in; null if unknown (or, with `accountId`, another's). */
+  getKey(keyId: string, now: Date, accountId?: string): Promise<KeyDetails | null> {
+    return keyDetails(this.db, keyId, now, accountId);
+  }
+
+  /**
+   * The strict reserve of a request made with a key (migration 016): guarded by the key's budget in its
+   * period (`now`, the gateway's clock) when it has one, and by the balance, in one transaction.
+   */
+  reserveOnKey(input: { holdId: string; accountId: string; amountNano: bigint; ttlMs: number; keyId: string; now: Date }): Promise<KeyReserveStatus> {
+    return reserveOnKey(this.db, input);
   }
 
   /**
@@ -99,7 +118,7 @@ export class Ledger {
   }
 
   /** The account and key of a live key, by digest; null otherwise. */
-  authenticate(key: string): Promise<{ accountId: string; keyId: string; accountLimits: Limits | null; keyLimits: Limits | null } | null> {
+  authenticate(key: string): Promise<keys.AuthenticatedKey | null> {
     return keys.authenticate(this.db, key);
   }
 

@@ -8,15 +8,18 @@
  * while the first was in flight): the auth stage's p99 at 100 req/s was a store round trip (issue 8).
  */
 import { LRUCache } from 'lru-cache';
-import type { Ledger } from '../ledger/ledger.js';
 import type { Limits } from '../limits/types.js';
+import type { KeyControls } from '../ledger/key-controls.js';
 import { digestKey } from '../ledger/keys.js';
 
-/** An authenticated caller, with the limit overrides of its account and key (the limiter reads it as a LimitedCaller, src/limits/types.ts). */
-export interface Caller { accountId: string; keyId: string; accountLimits: Limits | null; keyLimits: Limits | null; }
+/**
+ * An authenticated caller, with the limit overrides of its account and key (the limiter reads it as a
+ * LimitedCaller, src/limits/types.ts) and the key's controls (issue 33 item 2; absent: none).
+ */
+export interface Caller { accountId: string; keyId: string; accountLimits: Limits | null; keyLimits: Limits | null; controls?: KeyControls; }
 
-/** The store read behind the cache. */
-type KeyLookup = Pick<Ledger, 'authenticate'>;
+/** The store read behind the cache (the Ledger). */
+interface KeyLookup { authenticate(key: string): Promise<Caller | null> }
 
 /** Caches key lookups; a miss (unknown key) is cached too, briefly, to blunt key-guessing load. */
 export class AuthCache {

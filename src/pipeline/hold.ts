@@ -10,8 +10,13 @@
  *    keeps it alive while the job runs (keepJobHold), settles it with what the job produced
  *    (settleJobHold) or gives it back when the job fails (releaseJobHold).
  * After a crash the sweeper settles a hold's last checkpoint, or gives it back (migration 005).
+ * A request on a key with a budget (issue 33 item 2) always takes the strict path, and its reserve is
+ * guarded by the key's budget window in the same transaction (migration 016): 402 key_budget_exceeded,
+ * the account untouched, when the window cannot cover the quote.
  */
+import { systemClock } from '../clock.js';
 import { DependencyUnavailableError, GatewayError } from '../errors.js';
+import { formatUsd } from '../money.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { GrantLapsedError, type Draw } from '../ledger/grants/index.js';
 import { storedRows } from '../ledger/holds.js';
@@ -29,6 +34,21 @@ async function insufficientBalance(ctx: RequestContext, runtime: Runtime, quote:
   if (!account) return new GatewayError('insufficient_balance', 'Insufficient balance: the account cannot cover the maximum cost of this request.');
   const { message, param } = quote.refusal(account);
   return new GatewayError('insufficient_balance', message, { param });
+}
+
+/** Whether the request's key has a budget: its requests are reserved on the key (never on a grant). */
+function keyBudgeted(ctx: RequestContext): boolean {
+  return ctx.auth?.controls?.budgetNano !== undefined && ctx.auth.controls.budgetNano !== null;
+}
+
+/** The 402 for a key whose budget window cannot cover the quote: what is left of it, and what the request may cost. */
+async function keyBudgetExceeded(ctx: RequestContext, runtime: Runtime, quote: Quote): Promise<GatewayError> {
+  const key = await runtime.ledger.getKey(ctx.auth!.keyId, (runtime.clock ?? systemClock).now()).catch(() => null);
+  const budget = key?.controls.budgetNano;
+  if (!key?.usage || budget === null || budget === undefined) return new GatewayError('key_budget_exceeded', "This API key's budget cannot cover the maximum cost of this request.");
+  const left = budget - key.usage.spentNano - key.usage.heldNano;
+  const period = key.controls.budgetPeriod === 'total' ? 'in total' : `per ${key.controls.budgetPeriod}`;
+  return new GatewayError('key_budget_exceeded', `This API key's budget of $${formatUsd(budget)} ${period} has $${formatUsd(left > 0n ? left : 0n)} left; this request may cost up to $${formatUsd(quote.amountNano)}.`);
 }
 
 /**
@@ -73,24 +93,36 @@ function admitOnGrant(ctx: RequestContext, runtime: Runtime, quote: Quote, amoun
   return true;
 }
 
-/** The strict path: one guarded reserve per amount tried, largest first; true when one fitted. */
-async function reserveStrict(ctx: RequestContext, runtime: Runtime, quote: Quote, amounts: bigint[], ttlMs: number): Promise<boolean> {
+/** What one strict reserve came to. */
+type Reserved = 'reserved' | 'insufficient_balance' | 'key_budget_exceeded';
+
+/** One guarded reserve: on the balance (group-committed), or on the key and the balance when the key has a budget. */
+async function reserveOnce(ctx: RequestContext, runtime: Runtime, amountNano: bigint, ttlMs: number): Promise<Reserved> {
+  const input = { holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs };
+  if (!keyBudgeted(ctx)) return (await runtime.ledger.reserve(input)) ? 'reserved' : 'insufficient_balance';
+  const status = await runtime.ledger.reserveOnKey({ ...input, keyId: ctx.auth!.keyId, now: (runtime.clock ?? systemClock).now() });
+  // A hold of this id already exists: not reserved again, as the balance's reserve answers it.
+  return status === 'exists' ? 'insufficient_balance' : status;
+}
+
+/** The strict path: one guarded reserve per amount tried, largest first; what the last one came to. */
+async function reserveStrict(ctx: RequestContext, runtime: Runtime, quote: Quote, amounts: bigint[], ttlMs: number): Promise<Reserved> {
+  let outcome: Reserved = 'insufficient_balance';
   for (const amountNano of amounts) {
-    let reserved: boolean;
     try {
-      reserved = await runtime.ledger.reserve({ holdId: ctx.requestId, accountId: ctx.auth!.accountId, amountNano, ttlMs });
+      outcome = await reserveOnce(ctx, runtime, amountNano, ttlMs);
     } catch (error) {
       // The store went away: the reserve may have committed before its answer was lost, so the hold
       // is given back like any failed request's (a release of a hold that does not exist is a no-op).
       if (error instanceof DependencyUnavailableError) ctx.hold = { id: ctx.requestId, amountNano, inputEstimate: quote.inputEstimate, open: true };
       throw error;
     }
-    if (reserved) {
+    if (outcome === 'reserved') {
       ctx.hold = { id: ctx.requestId, amountNano, inputEstimate: quote.inputEstimate, open: true };
-      return true;
+      return outcome;
     }
   }
-  return false;
+  return outcome;
 }
 
 /**
@@ -108,15 +140,18 @@ export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: 
   // A job's hold lives as long as the job may run (spec 4.16): the poller extends it, and a crash
   // longer than the usual margin must not let the sweeper give back what a finishing job will bill.
   const job = jobKindOf(ctx.route);
-  if (admitOnGrant(ctx, runtime, quote, amounts[0]!, job !== null)) return;
+  // A grant admits in memory, per account: a key with a budget never draws on one.
+  if (!keyBudgeted(ctx) && admitOnGrant(ctx, runtime, quote, amounts[0]!, job !== null)) return;
   const ttlMs = job ? job.deadlineMs(settings) + settings.holdTtlMs : settings.holdTtlMs;
-  if (await reserveStrict(ctx, runtime, quote, amounts, ttlMs)) return;
-  if (runtime.grants) {
+  let outcome = await reserveStrict(ctx, runtime, quote, amounts, ttlMs);
+  if (outcome === 'reserved') return;
+  if (outcome === 'insufficient_balance' && runtime.grants) {
     await runtime.grants.reclaim(ctx.auth!.accountId);
-    const fitted = await reserveStrict(ctx, runtime, quote, amounts, ttlMs);
-    runtime.grants.reclaimed(fitted);
-    if (fitted) return;
+    outcome = await reserveStrict(ctx, runtime, quote, amounts, ttlMs);
+    runtime.grants.reclaimed(outcome === 'reserved');
+    if (outcome === 'reserved') return;
   }
+  if (outcome === 'key_budget_exceeded') throw await keyBudgetExceeded(ctx, runtime, quote);
   throw await insufficientBalance(ctx, runtime, quote);
 }
 

@@ -4,7 +4,8 @@
  * model's `context_window_fallbacks` and `content_policy_fallbacks`, tried only on those errors.
  * A client's `models` entry the route cannot serve is the client's 400; a configured fallback that
  * cannot take this request (unavailable now, an output cap below the request's, a provider-held state
- * elsewhere) is left out.
+ * elsewhere) is left out, and so is one the request's key may not use (its allowed_models, issue 33
+ * item 2; a client's `models` entry it may not use is a 403).
  */
 import type { CompiledOffering } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -13,6 +14,7 @@ import type { RequestContext, ServingPlan } from './context.js';
 import { servingDeployments } from './deployment.js';
 import { chooseUpstream } from '../config/upstream-choice.js';
 import { modelById } from '../config/aliases.js';
+import { checkKeyAllows, keyAllows } from './key-models.js';
 
 /** The most ids a client may list in `models`. */
 export const MAX_CLIENT_MODELS = 8;
@@ -32,6 +34,7 @@ export function takeClientModels(ctx: RequestContext): string[] {
 
 /** Whether `offering` can take this request on this route (availability, an operation for its input, the meter's limits). */
 function canServe(ctx: RequestContext, offering: CompiledOffering): boolean {
+  if (!keyAllows(ctx, offering)) return false;
   if (!offering.enabled || offering.availability !== 'available' || !ctx.route.serviceTypes.has(offering.serviceType)) return false;
   const deployments = servingDeployments(offering, ctx.pinnedProvider, ctx.route);
   if (!deployments.some((d) => chooseUpstream(ctx.route, d.offering, d.provider, ctx.routing!.clientBody))) return false;
@@ -44,6 +47,7 @@ function clientModels(ctx: RequestContext, ids: readonly string[]): CompiledOffe
   return ids.map((id) => {
     const offering = modelById(ctx.gateway, id);
     if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" in 'models' does not exist; refresh the catalogue.`, { param: 'models' });
+    checkKeyAllows(ctx, offering, id, 'models');
     if (!canServe(ctx, offering)) throw new GatewayError('model_not_available', `The model "${id}" in 'models' cannot serve this request on ${ctx.route.manifest.path}.`, { param: 'models' });
     return offering;
   });

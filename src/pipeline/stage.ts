@@ -15,6 +15,7 @@ import type { Resolver } from '../upstream/fetch/index.js';
 import type { VideoJobs } from '../videos/service.js';
 import type { MediaOperations } from './operation-ids.js';
 import type { ResponseRecords } from '../responses/records.js';
+import type { Clock } from '../clock.js';
 
 /** Long-lived services the stages use; shared by every configuration generation. */
 export interface Runtime {
@@ -42,6 +43,8 @@ export interface Runtime {
   responses?: ResponseRecords;
   /** Credit grants (issue 30); absent: every request reserves and settles on its own. */
   grants?: Grants;
+  /** The gateway's clock for key expiry and key budget periods (issue 33 item 2); absent: the system clock. */
+  clock?: Clock;
   /** OpenTelemetry traces (issue 33 item 1); absent when no OTLP endpoint is set. */
   tracing?: Tracing;
 }

@@ -159,7 +159,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   registerMetricsRoute(app, deps.metrics, deps.metricsToken);
   if (deps.adminToken) registerAdminRoutes(app, {
-    ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail, alerts: deps.alerts,
+    ledger: deps.runtime.ledger, auth: deps.runtime.auth, token: deps.adminToken, jobs: deps.jobs, mail: deps.mail, alerts: deps.alerts, clock: deps.runtime.clock,
     deployments: { gateway: () => deps.generation().gateway, health: deps.runtime.deployments },
   });
   if (deps.console) registerConsole(app, deps.console);

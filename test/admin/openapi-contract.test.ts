@@ -117,6 +117,13 @@ describe('admin API answers fit the OpenAPI document', () => {
 
     const key = await call('POST', '/admin/accounts/{id}/keys', { id });
     expect(key.status).toBe(201);
+    // Per-key controls (issue 33 item 2): created with them, read with the period's spend, changed by PATCH.
+    const budgeted = await call('POST', '/admin/keys', {}, { body: { account_id: id, name: 'ci', budget_usd: '1', budget_period: 'day', allowed_models: ['gpt-4o*'], expires_at: '2030-01-01T00:00:00Z' } });
+    expect(budgeted.json).toMatchObject({ budget_usd: '1', budget_period: 'day', spent_usd: '0', held_usd: '0' });
+    expect((await call('GET', '/admin/keys/{key_id}', { key_id: budgeted.json.id })).json).toMatchObject({ allowed_models: ['gpt-4o*'], expires_at: '2030-01-01T00:00:00.000Z' });
+    expect((await call('PATCH', '/admin/keys/{key_id}', { key_id: budgeted.json.id }, { body: { budget_usd: null, allowed_models: null } })).json).toMatchObject({ budget_usd: null, spent_usd: null });
+    expect((await call('POST', '/admin/accounts/{id}/keys', { id }, { body: { budget_usd: '1' } })).json.error.code).toBe('invalid_request');
+    expect((await call('GET', '/admin/keys/{key_id}', { key_id: 'key_missing' })).status).toBe(404);
     const rotated = await call('POST', '/admin/keys/{key_id}/rotate', { key_id: key.json.id });
     expect(rotated.json.key).not.toBe(key.json.key);
     const keyId = rotated.json.id as string;

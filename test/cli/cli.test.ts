@@ -104,6 +104,25 @@ describeStore('gateway CLI', () => {
     expect((await cli(['key', 'delete', 'key_nope'])).code).toBe(1);
   });
 
+  it('creates a key with controls, shows them and what it spent, changes and clears them (issue 33 item 2)', async () => {
+    const { id } = await createAccount('--balance', '1');
+    const created = await cli(['key', 'create', id, '--name', 'ci', '--budget', '0.5', '--period', 'day', '--models', 'gpt-4o*, claude-haiku-4-5', '--expires', '2030-01-01T00:00:00Z', '--json']);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.out);
+    expect(key).toMatchObject({ name: 'ci', budget_usd: '0.5', budget_period: 'day', allowed_models: ['gpt-4o*', 'claude-haiku-4-5'], expires_at: '2030-01-01T00:00:00.000Z', spent_usd: '0', held_usd: '0' });
+    const shown = await cli(['key', 'show', key.id]);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toMatch(/^budget_usd\s+0\.5$/m);
+    expect(shown.out).toMatch(/^period_start\s+\d{4}-\d{2}-\d{2}T00:00:00\.000Z$/m);
+    const set = await cli(['key', 'set', key.id, '--budget', 'none', '--models', 'none', '--json']);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.out)).toMatchObject({ budget_usd: null, budget_period: null, allowed_models: null, expires_at: '2030-01-01T00:00:00.000Z' });
+    expect((await h.ledger.authenticate(key.key))?.controls).toEqual({ budgetNano: null, budgetPeriod: null, allowedModels: null, expiresAt: new Date('2030-01-01T00:00:00Z') });
+    expect((await cli(['key', 'set', key.id])).code).toBe(1);
+    expect((await cli(['key', 'create', id, '--budget', 'none'])).code).toBe(1);
+    expect((await cli(['key', 'set', key.id, '--budget', '2'])).code).toBe(1);
+  });
+
   it('reconciles: exit 0 when the books balance, 1 after tampering', async () => {
     const { id } = await createAccount('--balance', '1');
     await h.charge(id, [5n]);

@@ -149,6 +149,28 @@ describeBrowser('the console in a browser', () => {
     await phoneShot('/console/usage', 'usage-phone');
   });
 
+  it("sets the key's budget and models on its page, and sees what it spent this month (issue 33 item 2)", async () => {
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.waitForURL('**/console/keys');
+    await page.getByRole('link', { name: 'Controls of key laptop' }).click();
+    await page.waitForURL('**/console/keys/key_*');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Key laptop');
+    await expectBasics(page);
+    await page.getByLabel('Budget (USD)').fill('2.5');
+    await page.getByLabel('Budget period').selectOption('month');
+    await page.getByLabel('Allowed models').fill('gpt-4o*');
+    await page.getByRole('button', { name: 'Save controls' }).click();
+    await page.waitForURL('**/console/keys/key_*?done=saved');
+    expect(await page.getByRole('status').textContent()).toContain('The controls were saved');
+    const spent = (await t.usage(accountId, { limit: 500 })).data.reduce((sum, r) => sum + r.amountNano, 0n);
+    expect(await page.locator('[data-figure="spent"]').textContent()).toBe(usd(spent));
+    expect(await page.getByLabel('Allowed models').inputValue()).toBe('gpt-4o*');
+    await expect(sdk(key).chat.completions.create({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'not mine' }], max_tokens: 8 })).rejects.toMatchObject({ status: 403 });
+    await expectBasics(page);
+    await screenshot(page, 'key-controls');
+    await phoneShot(new URL(page.url()).pathname, 'key-controls-phone');
+  });
+
   it('rotates the key: the old key is refused at once, the new one works; then revokes it', async () => {
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.waitForURL('**/console/keys');

@@ -89,6 +89,44 @@ describe('console key page', () => {
     expect((await client.post('/console/keys/key_unknown/rotate', {}, csrfOf(after.text))).status).toBe(404);
   });
 
+  it("sets a key's controls on its page: they apply from the next request, and the page shows what the key spent in its period (issue 33 item 2)", async () => {
+    const made = await client.post('/console/keys', { name: 'budgeted' }, csrfOf((await client.get('/console/keys')).text));
+    const key = shownKey(made.text);
+    const [{ id }] = await t.gw.db.query<{ id: string }>("SELECT id FROM api_keys WHERE account_id = $1 AND name = 'budgeted'", [accountId]) as [{ id: string }];
+    expect(made.text).toContain(`href="/console/keys/${id}"`);
+    const settings = await client.get(`/console/keys/${id}`);
+    expect(settings.status).toBe(200);
+    expect(settings.text).toContain('This key has no budget');
+    const saved = await client.post(`/console/keys/${id}/controls`, { budget: '1', period: 'month', models: 'gpt-4o*', expires: '' }, csrfOf(settings.text));
+    expect(saved.status).toBe(303);
+    expect(saved.headers.location).toBe(`/console/keys/${id}?done=saved`);
+    await expect(chat(key)).resolves.toBeTruthy();
+    const refused = new OpenAI({ baseURL: `${t.url}/v1`, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 });
+    await expect(refused).rejects.toMatchObject({ status: 403, code: 'model_not_allowed' });
+    const [{ spent }] = await t.gw.db.query<{ spent: string }>('SELECT sum(amount_nano)::text AS spent FROM usage_rows WHERE key_id = $1', [id]) as [{ spent: string }];
+    const shown = await client.get(`/console/keys/${id}?done=saved`);
+    expect(shown.text).toContain('The controls were saved');
+    expect(shown.text).toContain(`<dd data-figure="spent">${usd(BigInt(spent))}</dd>`);
+    expect(shown.text).toContain(`<dd data-figure="left">${usd(1_000_000_000n - BigInt(spent))}</dd>`);
+    expect(shown.text).toContain('value="gpt-4o*"');
+    // A zero budget refuses at once; empty fields clear every control.
+    await client.post(`/console/keys/${id}/controls`, { budget: '0', period: 'day', models: '', expires: '' }, csrfOf(shown.text));
+    await expect(chat(key)).rejects.toMatchObject({ status: 402, code: 'key_budget_exceeded' });
+    await client.post(`/console/keys/${id}/controls`, { budget: '', period: '', models: '', expires: '2020-01-01T00:00' }, csrfOf(shown.text));
+    await expect(chat(key)).rejects.toMatchObject({ status: 401 });
+    await client.post(`/console/keys/${id}/controls`, { budget: '', period: '', models: '', expires: '' }, csrfOf(shown.text));
+    await expect(chat(key)).resolves.toBeTruthy();
+    // A budget without its period, a bad amount, and another account's (or an unknown) key are refused.
+    expect((await client.post(`/console/keys/${id}/controls`, { budget: '2', period: '' }, csrfOf(shown.text))).status).toBe(400);
+    expect((await client.post(`/console/keys/${id}/controls`, { budget: 'lots', period: 'day' }, csrfOf(shown.text))).status).toBe(400);
+    expect((await client.post('/console/keys/key_unknown/controls', { budget: '' }, csrfOf(shown.text))).status).toBe(404);
+    expect((await client.get('/console/keys/key_unknown')).status).toBe(404);
+    const other = await t.gw.runtime.ledger.createAccount({});
+    const foreign = await t.gw.runtime.ledger.createKey(other.id);
+    expect((await client.get(`/console/keys/${foreign.id}`)).status).toBe(404);
+    expect((await client.post(`/console/keys/${foreign.id}/controls`, { budget: '' }, csrfOf(shown.text))).status).toBe(404);
+  });
+
   it('refuses a key without a name, or with a name too long', async () => {
     const csrf = csrfOf((await client.get('/console/keys')).text);
     expect((await client.post('/console/keys', { name: '  ' }, csrf)).status).toBe(400);

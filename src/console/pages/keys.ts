@@ -2,7 +2,8 @@
  * The key page (issue 13 item 2; spec 5.4): the account's keys with name, prefix, created, last used
  * and this month's spend; create a named key (shown once, with a copy button), rotate (the old key
  * stops working at once: revoked in the same transaction as its successor is made, and this process's
- * key cache cleared), revoke. Another account's key is a 404, never touched.
+ * key cache cleared), revoke. Another account's key is a 404, never touched. Each key's controls (issue 33
+ * item 2: budget, allowed models, expiry) are on its own page (key-settings.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LedgerError } from '../../ledger/types.js';
@@ -19,9 +20,9 @@ const DONE: Readonly<Record<string, string>> = { revoked: 'The key was revoked. 
 function keyRow(key: KeyListing, csrf: string): string {
   const live = key.revokedAt === null;
   const actions = live
-    ? `<div class="actions"><form method="post" action="/console/keys/${esc(key.id)}/rotate">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Rotate key ${esc(key.name ?? key.prefix)}">Rotate</button></form>`
+    ? `<div class="actions"><a class="button secondary" href="/console/keys/${esc(key.id)}" aria-label="Controls of key ${esc(key.name ?? key.prefix)}">Controls</a><form method="post" action="/console/keys/${esc(key.id)}/rotate">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Rotate key ${esc(key.name ?? key.prefix)}">Rotate</button></form>`
       + `<form method="post" action="/console/keys/${esc(key.id)}/revoke">${csrfField(csrf)}<button type="submit" class="danger" aria-label="Revoke key ${esc(key.name ?? key.prefix)}">Revoke</button></form></div>`
-    : `<span class="muted">Revoked ${esc(when(key.revokedAt))}</span>`;
+    : `<span class="muted">Revoked ${esc(when(key.revokedAt))}</span> <a href="/console/keys/${esc(key.id)}" aria-label="Details of key ${esc(key.name ?? key.prefix)}">Details</a>`;
   return `<tr data-key-id="${esc(key.id)}"><td>${esc(key.name ?? '(unnamed)')}</td><td><code>${esc(key.prefix ?? 'gw-')}…</code></td><td>${esc(when(key.createdAt))}</td><td>${esc(when(key.lastUsedAt))}</td><td class="num">${esc(usd(key.spendMonthNano))}</td><td>${actions}</td></tr>`;
 }
 

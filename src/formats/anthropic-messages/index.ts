@@ -23,6 +23,7 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
   unavailable: 'api_error',
   // The vendor has no conflict type of its own; invalid_request_error is what it answers for a reused id.
   conflict: 'invalid_request_error',
+  permission: 'permission_error',
 };
 
 function errorBody(error: GatewayError): Record<string, unknown> {

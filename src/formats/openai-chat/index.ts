@@ -17,6 +17,7 @@ const ERROR_TYPES: Record<ErrorKind, string> = {
   too_large: 'invalid_request_error',
   unavailable: 'server_error',
   conflict: 'conflict_error',
+  permission: 'permission_error',
 };
 
 function errorBody(error: GatewayError): Record<string, unknown> {

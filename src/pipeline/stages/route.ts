@@ -24,6 +24,7 @@ import { servingPlan, takeClientModels } from '../plan.js';
 import { takesInput } from '../../config/upstream-choice.js';
 import { prepareResponseStore } from '../response-store.js';
 import { modelById } from '../../config/aliases.js';
+import { checkKeyAllows } from '../key-models.js';
 
 /**
  * The offering a request without `model` gets: the first of the route's defaults (cheapest first)
@@ -43,6 +44,8 @@ function requestedOffering(ctx: RequestContext): CompiledOffering {
   // An alias (issue 31 item 4) is the offering it names: its checks, its price, its usage rows.
   const offering = modelById(ctx.gateway, id);
   if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" does not exist; refresh the catalogue.`, { param: 'model' });
+  // The key's allowed_models (issue 33 item 2), on the offering an alias names.
+  checkKeyAllows(ctx, offering, id, 'model');
   if (offering.availability !== 'available') {
     const state = offering.availability === 'coming_soon' ? 'coming soon' : 'unavailable';
     throw new GatewayError('model_not_available', `The model "${id}" is ${state}; refresh the catalogue.`, { param: 'model' });
