@@ -143,7 +143,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     : undefined;
   const grants = new Grants(db, () => gateway.settings.grants, () => gateway.settings.checkpointMs, new GrantMetrics(metrics.registry), reclaimBus);
   await grants.start();
-  const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments, grants };
+  const runtime: Runtime = { ledger, limiter: limiterBackend.limiter, metrics, logger, inflight: new Set(), upstream: new UpstreamClient(), auth: new AuthCache(ledger), deployments, grants, alerts };
   // OpenTelemetry traces (issue 33 item 1): only with an OTLP endpoint set; otherwise nothing is loaded.
   const tracing = await startTracing(env, () => gateway.settings.traces.content);
   if (tracing) {

@@ -1,7 +1,8 @@
 /**
  * Alerts (issue 33 item 3): the outbox, its deliverer and their two jobs. `alerts-balance` looks for
- * accounts that crossed their low-balance threshold; `alerts-deliver` sends what is due. Both run on
- * one replica at a time (jobs/exclusive.ts), and skip their run when nothing could be due.
+ * accounts that crossed their low-balance threshold and keys that reached their budget;
+ * `alerts-deliver` sends what is due. Both run on one replica at a time (jobs/exclusive.ts), and skip
+ * their run when nothing could be due.
  */
 import type { Clock } from '../clock.js';
 import type { MailTransport } from '../console/mail.js';
@@ -25,7 +26,7 @@ export interface AlertDeps {
 /** Adds the outbox's two jobs to `jobs` (the check's interval is read at start); answers the deliverer. */
 export function scheduleAlerts(outbox: AlertOutbox, deps: AlertDeps, jobs: Jobs): AlertDeliverer {
   const deliverer = new AlertDeliverer(deps.db, deps.clock, deps.settings, { post: postJson, mail: (message) => deps.mail.send(message) });
-  jobs.add({ name: 'alerts-balance', schedule: cronEvery(deps.settings().checkMs), due: () => outbox.balanceCheckDue(), run: async () => ({ balance_low: await outbox.checkBalances() }) });
+  jobs.add({ name: 'alerts-balance', schedule: cronEvery(deps.settings().checkMs), due: () => outbox.balanceCheckDue(), run: async () => ({ balance_low: await outbox.checkBalances(), key_budget_reached: await outbox.checkKeyBudgets() }) });
   jobs.add({ name: 'alerts-deliver', schedule: cronEvery(1000), due: () => deliverer.due(), run: async () => ({ ...await deliverer.run() }) });
   return deliverer;
 }

@@ -48,6 +48,20 @@ const REARM = `UPDATE accounts a SET low_balance_alerted = false
     OR a.balance_nano + a.credit_limit_nano + coalesce((SELECT sum(h.amount_nano) FROM holds h
          WHERE h.account_id = a.id AND h.kind = 'grant' AND h.closed_at IS NULL), 0) >= coalesce(a.low_balance_nano, $1::bigint))`;
 
+/** Keys whose spend in their current period reached their budget since that period began: marked, returned. */
+const BUDGETS_REACHED = `UPDATE key_budget_windows w SET budget_alerted = true FROM api_keys k
+  WHERE k.id = w.key_id AND NOT w.budget_alerted AND k.budget_nano IS NOT NULL AND w.spent_nano >= k.budget_nano
+    AND w.period_start = key_period_start(k.budget_period, $1)
+  RETURNING w.key_id, k.account_id, k.budget_period, w.period_start, w.spent_nano::text AS spent, k.budget_nano::text AS budget`;
+
+/** One key's current window, marked when a request was refused for its budget (a spend short of it, the quote over what is left). */
+const BUDGET_REFUSED = `UPDATE key_budget_windows w SET budget_alerted = true FROM api_keys k
+  WHERE w.key_id = $1 AND k.id = w.key_id AND NOT w.budget_alerted AND k.budget_nano IS NOT NULL
+    AND w.period_start = key_period_start(k.budget_period, $2)
+  RETURNING w.key_id, k.account_id, k.budget_period, w.period_start, w.spent_nano::text AS spent, k.budget_nano::text AS budget`;
+
+interface BudgetWindow { key_id: string; account_id: string; budget_period: string; period_start: Date; spent: string; budget: string }
+
 /** Writes alert events and answers what the balance check and the admin API need. */
 export class AlertOutbox {
   constructor(private readonly db: Db, private readonly clock: Clock, private readonly settings: () => AlertSettings) {}
@@ -96,9 +110,42 @@ export class AlertOutbox {
     });
   }
 
+  /**
+   * One check of the keys' budgets (with the balance check, on one replica at a time): a
+   * `key.budget_reached` event per key whose spend reached its budget in its current period, once
+   * per period (the window is marked in the same transaction). Answers how many.
+   */
+  async checkKeyBudgets(): Promise<number> {
+    if (this.endpointsFor('key.budget_reached').length === 0) return 0;
+    return this.db.transaction(async (tx) => {
+      const reached = await tx.query<BudgetWindow>(BUDGETS_REACHED, [this.clock.now()]);
+      for (const k of reached) await this.budgetReached(k, tx);
+      return reached.length;
+    });
+  }
+
+  /**
+   * A request on the key was refused for its budget (402 key_budget_exceeded): the budget is reached
+   * for what clients send, though the spend may stop short of it. Once per period, as above; called
+   * behind the answer, never awaited by it.
+   */
+  async keyBudgetRefused(keyId: string): Promise<void> {
+    if (this.endpointsFor('key.budget_reached').length === 0) return;
+    await this.db.transaction(async (tx) => {
+      for (const k of await tx.query<BudgetWindow>(BUDGET_REFUSED, [keyId, this.clock.now()])) await this.budgetReached(k, tx);
+    });
+  }
+
+  private async budgetReached(k: BudgetWindow, tx: Queryable): Promise<void> {
+    await this.emit('key.budget_reached', {
+      key_id: k.key_id, account_id: k.account_id, budget_usd: formatUsd(BigInt(k.budget)), spent_usd: formatUsd(BigInt(k.spent)),
+      budget_period: k.budget_period, period_start: new Date(k.period_start).toISOString(),
+    }, { accountId: k.account_id, tx });
+  }
+
   /** Whether a balance check could find anything: a default threshold, or an account with its own. */
   async balanceCheckDue(): Promise<boolean> {
-    if (this.settings().lowBalanceNano !== null) return true;
+    if (this.settings().lowBalanceNano !== null || this.endpointsFor('key.budget_reached').length > 0) return true;
     return (await this.db.query('SELECT 1 FROM accounts WHERE low_balance_nano IS NOT NULL LIMIT 1')).length > 0;
   }
 

@@ -151,7 +151,11 @@ export async function reserveHold(ctx: RequestContext, runtime: Runtime, meter: 
     runtime.grants.reclaimed(outcome === 'reserved');
     if (outcome === 'reserved') return;
   }
-  if (outcome === 'key_budget_exceeded') throw await keyBudgetExceeded(ctx, runtime, quote);
+  if (outcome === 'key_budget_exceeded') {
+    // key.budget_reached (issue 33 item 3), once per period: written behind the answer.
+    runtime.alerts?.keyBudgetRefused(ctx.auth!.keyId).catch(() => undefined);
+    throw await keyBudgetExceeded(ctx, runtime, quote);
+  }
   throw await insufficientBalance(ctx, runtime, quote);
 }
 

@@ -47,6 +47,8 @@ export interface Runtime {
   clock?: Clock;
   /** OpenTelemetry traces (issue 33 item 1); absent when no OTLP endpoint is set. */
   tracing?: Tracing;
+  /** The alerts' outbox (issue 33 item 3): a key refused for its budget is reported to it. */
+  alerts?: { keyBudgetRefused(keyId: string): Promise<void> };
 }
 
 /** One of the seven fixed stages. */

@@ -32,7 +32,7 @@ describeStore('alerts end to end', () => {
     receiver = await startAlertReceiver();
     copy = await copyConfig();
     await copy.editYaml('gateway.config.yaml', (doc) => {
-      doc.alerts = { check_seconds: 1, webhooks: [{ url: receiver.url, secret: 'env:ALERTS_TEST_SECRET', events: ['balance.low', 'deployment.circuit_opened', 'deployment.recovered'] }] };
+      doc.alerts = { check_seconds: 1, webhooks: [{ url: receiver.url, secret: 'env:ALERTS_TEST_SECRET', events: ['balance.low', 'key.budget_reached', 'deployment.circuit_opened', 'deployment.recovered'] }] };
       doc.routing = { ...(doc.routing ?? {}), circuit: { failures: 3, window_seconds: 30, open_seconds: 1 } };
     });
     // Two deployments, so that requests still succeed while one fails and its circuit opens.
@@ -57,7 +57,7 @@ describeStore('alerts end to end', () => {
       expect(patched).toEqual({ status: 200, body: { id: a.id, low_balance_usd: '0.9999999' } });
       expect((await admin(t, 'PATCH', `/accounts/${a.id}`, { low_balance_usd: 'lots' })).status).toBe(400);
       expect((await admin(t, 'PATCH', '/accounts/acct_missing', { low_balance_usd: '1' })).status).toBe(404);
-      expect((await runJob(t, 'alerts-balance')).result).toEqual({ balance_low: 0 });
+      expect((await runJob(t, 'alerts-balance')).result).toMatchObject({ balance_low: 0 });
       const client = new OpenAI({ apiKey: a.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
       await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Spend a little.' }], max_tokens: 16 });
       await t.settled(a.id);
@@ -68,7 +68,7 @@ describeStore('alerts end to end', () => {
       await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Spend a little more.' }], max_tokens: 16 });
       await t.settled(a.id);
       // Still below: no second event for the same crossing.
-      expect((await runJob(t, 'alerts-balance')).result).toEqual({ balance_low: 0 });
+      expect((await runJob(t, 'alerts-balance')).result).toMatchObject({ balance_low: 0 });
       await runJob(t, 'alerts-deliver');
       await new Promise((r) => setTimeout(r, 1_500));
       const got = receiver.received.filter((r) => r.json.data.account_id === a.id);
@@ -78,6 +78,33 @@ describeStore('alerts end to end', () => {
       const view = await t.settled(a.id);
       expect(got[0]!.json.data).toMatchObject({ threshold_usd: '0.9999999' });
       expect(BigInt(Math.round(Number(got[0]!.json.data.available_usd) * 1e9))).toBeGreaterThanOrEqual(view.balanceNano);
+    } finally {
+      await t.dispose();
+    }
+  });
+
+  it('a key spending up to its budget sends one key.budget_reached for the period', async () => {
+    const t = await startTestGateway({ configFile: copy.configFile, env });
+    try {
+      const a = await t.account('10');
+      const keyId = (await t.gw.db.query<{ id: string }>('SELECT id FROM api_keys WHERE account_id = $1', [a.id]))[0]!.id;
+      expect((await admin(t, 'PATCH', `/keys/${keyId}`, { budget_usd: '0.00001', budget_period: 'day' })).status).toBe(200);
+      const client = new OpenAI({ apiKey: a.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+      let refused = 0;
+      for (let i = 0; i < 30 && refused === 0; i++) {
+        await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Spend the key.' }], max_tokens: 16 })
+          .catch((error: { status?: number; code?: string }) => { expect(error.code).toBe('key_budget_exceeded'); refused += 1; });
+      }
+      expect(refused).toBe(1);
+      await runJob(t, 'alerts-balance');
+      await runJob(t, 'alerts-deliver');
+      const reached = () => receiver.received.filter((r) => r.json.type === 'key.budget_reached' && r.json.data.key_id === keyId);
+      await until(() => reached().length > 0);
+      await runJob(t, 'alerts-balance');
+      await runJob(t, 'alerts-deliver');
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(reached()).toHaveLength(1);
+      expect(reached()[0]!.json.data).toMatchObject({ account_id: a.id, budget_usd: '0.00001', budget_period: 'day' });
     } finally {
       await t.dispose();
     }
@@ -120,7 +147,7 @@ describeStore('alerts end to end', () => {
       try {
         const a = await first.account('0.5');
         expect((await admin(first, 'PATCH', `/accounts/${a.id}`, { low_balance_usd: '1' })).status).toBe(200);
-        expect((await runJob(first, 'alerts-balance')).result).toEqual({ balance_low: 1 });
+        expect((await runJob(first, 'alerts-balance')).result).toMatchObject({ balance_low: 1 });
         expect((await runJob(first, 'alerts-deliver')).result).toMatchObject({ delivered: 0, retried: 1 });
         const [row] = await first.gw.db.query<{ id: string }>('SELECT id FROM alert_events WHERE account_id = $1', [a.id]);
         eventId = row!.id;

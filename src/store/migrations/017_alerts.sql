@@ -25,3 +25,5 @@ CREATE TABLE alert_deliveries (
 CREATE INDEX alert_deliveries_due ON alert_deliveries (next_at) WHERE delivered_at IS NULL AND failed_at IS NULL;
 CREATE INDEX accounts_own_low_balance ON accounts (id) WHERE low_balance_nano IS NOT NULL;
 CREATE INDEX accounts_low_balance_alerted ON accounts (id) WHERE low_balance_alerted;
+-- key.budget_reached fires once per key and period: the window it was reached in is marked.
+ALTER TABLE key_budget_windows ADD COLUMN budget_alerted boolean NOT NULL DEFAULT false;
