@@ -94,8 +94,17 @@ describeStore('per-key controls', () => {
     const refused = await anthropic.messages.create({ model: 'claude-opus-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(Anthropic.PermissionDeniedError);
     expect((refused as InstanceType<typeof Anthropic.PermissionDeniedError>).error).toMatchObject({ type: 'error', error: { type: 'permission_error', code: 'model_not_allowed' } });
+    // The models list shows the key what it may use; retrieving another model is a 404.
+    const listed = (await openai.models.list()).data.map((m) => m.id);
+    expect(listed).toContain('gpt-4o-mini');
+    expect(listed).toContain('claude-haiku-4-5');
+    expect(listed).not.toContain('claude-sonnet-4-5');
+    expect(listed.every((id) => id.startsWith('gpt-4o') || id.startsWith('claude-haiku-4-5'))).toBe(true);
+    await expect(openai.models.retrieve('claude-opus-4-5')).rejects.toMatchObject({ status: 404 });
     // The account's other key has no list.
     expect((await chat({ id: created.id, key: created.key, t })).status).toBe(200);
+    const all = (await new OpenAI({ apiKey: created.key, baseURL: `${t.url}/v1`, maxRetries: 0 }).models.list()).data.map((m) => m.id);
+    expect(all).toContain('claude-sonnet-4-5');
   });
 
   it('an expired key is 401 by the injected clock, even while its lookup is cached', async () => {

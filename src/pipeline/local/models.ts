@@ -15,6 +15,7 @@
 import type { CompiledOffering } from '../../config/types.js';
 import { modelById } from '../../config/aliases.js';
 import { GatewayError } from '../../errors.js';
+import { keyAllows } from '../key-models.js';
 import type { RequestContext } from '../context.js';
 
 /** One model object, under `id` (the offering's, or one of its aliases). */
@@ -70,7 +71,8 @@ export async function listModels(ctx: RequestContext): Promise<void> {
   const query = ctx.req.query as Record<string, unknown>;
   const requested = typeof query.service_type === 'string' ? query.service_type.toUpperCase() : null;
   const wanted = (o: CompiledOffering): boolean => (requested ? o.serviceType === requested : ctx.route.serviceTypes.has(o.serviceType));
-  const listed = [...ctx.gateway.offerings.values()].filter((o) => o.enabled && o.availability === 'available' && wanted(o));
+  // A key with `allowed_models` (issue 33 item 2) sees only the offerings it may use.
+  const listed = [...ctx.gateway.offerings.values()].filter((o) => o.enabled && o.availability === 'available' && wanted(o) && keyAllows(ctx, o));
   const entries = listed.flatMap((o) => [identity(o), ...(o.aliases ?? []).map((alias) => identity(o, alias))]);
   const { data, hasMore } = page(entries, query);
   ctx.started = true;
@@ -83,6 +85,7 @@ export async function getModel(ctx: RequestContext): Promise<void> {
   const offering = modelById(ctx.gateway, id);
   if (!offering || !offering.enabled) throw new GatewayError('model_not_found', `The model "${id}" does not exist; refresh the catalogue.`, { status: 404 });
   if (offering.availability !== 'available') throw new GatewayError('model_not_available', `The model "${id}" is not available; refresh the catalogue.`, { status: 404 });
+  if (!keyAllows(ctx, offering)) throw new GatewayError('model_not_found', `The model "${id}" does not exist for this key; refresh the catalogue.`, { status: 404 });
   ctx.started = true;
   await ctx.reply.send(identity(offering, id));
 }
