@@ -42,7 +42,9 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
  */
 function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
   const entries = Object.entries(ctx.upstream!.choice.pathParams);
-  const upstreamModel = ctx.model?.offering.upstreamModel;
+  // Only an operation whose path names {model} gets it (no object and no path fill for the others).
+  const op = ctx.model?.provider.operations[ctx.upstream!.choice.operation];
+  const upstreamModel = op && (op.path.includes('{model}') || op.streamPath?.includes('{model}')) ? ctx.model!.offering.upstreamModel : undefined;
   if (entries.length === 0) return upstreamModel ? { model: upstreamModel } : null;
   const params: Record<string, string> = upstreamModel ? { model: upstreamModel } : {};
   for (const [name, pointer] of entries) {
