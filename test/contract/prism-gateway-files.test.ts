@@ -75,6 +75,8 @@ describe.runIf(storeKind === 'pglite')('Prism contract: temporary and messages-f
     const bodies = await compilePrismRequestBodies(SPEC, (op) => op.path.startsWith('/v1/files') || op.path.startsWith('/v1/gateway/files'));
     expect(bodies.map((b) => `${b.method} ${b.path} ${b.mediaType}`).sort()).toEqual([
       'POST /v1/files multipart/form-data', 'POST /v1/gateway/files/upload-authorizations application/json',
+      // The signed upload URL of the local store (api/service.yaml, issue 33 item 4): raw bytes of any type.
+      'PUT /v1/gateway/files/uploads/{id} */*',
     ]);
     expect(bodies.filter((b) => b.error !== null)).toEqual([]);
   });
