@@ -7,6 +7,7 @@
  * gateway reads: the golden upstream answers and stream chunks, and the simulator's own answers, are
  * GenerateContentResponses (its errors Google RPC statuses). A negative control shows the schema refuses.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -83,6 +84,9 @@ describe('the simulator\'s Gemini answers against the wire types', () => {
     const refused = await post('/v1beta/models/gemini-2.5-flash:generateContent', { ...body, stream: true });
     expect(refused.status).toBe(400);
     expect(status(await refused.json())).toBe(true);
+    // Once the simulator issues tokens (a service account registered), the Vertex form wants one.
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    expect((await post('/__sim/google/accounts', { client_email: 'wire-test@example.iam.gserviceaccount.com', public_key: publicKey })).status).toBe(200);
     const anonymous = await post('/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash:generateContent', body);
     expect(anonymous.status).toBe(401);
     expect(status(await anonymous.json())).toBe(true);
