@@ -35,9 +35,14 @@ function setLocations(m: ProviderManifest, env: NodeJS.ProcessEnv): string[] {
   return keyLocations(m).filter((location) => Boolean(env[envLocation(location)]));
 }
 
-/** True when none of the provider's credentials is set and it will be served by the simulator. */
+/** True when it will be served by the simulator: none of its credentials is set, or a url_params value without a default is not. */
 export function needsSimulator(manifest: ProviderManifest, env: NodeJS.ProcessEnv): boolean {
-  return setLocations(manifest, env).length === 0 && manifest.simulator_when_keyless !== false;
+  if (manifest.simulator_when_keyless === false) return false;
+  // A credential alone does not configure a provider whose URL needs more (issue 32): AWS's keys are
+  // also the S3 blob store's, and without AWS_REGION they must not turn Bedrock live (nor a key file
+  // without VERTEX_PROJECT, Vertex). The start line says which providers are simulated.
+  const unsetParam = Object.values(manifest.url_params ?? {}).some((p) => !env[p.env] && p.default === undefined);
+  return setLocations(manifest, env).length === 0 || unsetParam;
 }
 
 /** The pool of the credentials that are set, in `auth.keys` order, each with its location (issue 29 item 2). */

@@ -36,10 +36,11 @@ describe('a sigv4 provider', () => {
     expect(compile({ ...SECRET, BEDROCK_BASE_URL: 'http://127.0.0.1:4000/' }).baseUrl).toBe('http://127.0.0.1:4000');
   });
 
-  it('a secret without its region or access key id is refused, naming the variable', () => {
-    // The region fills the endpoint (url_params) and scopes the signature: needed even with BEDROCK_BASE_URL.
-    expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y' })).toThrow(/\/url_params\/region: AWS_REGION must be set when AWS_SECRET_ACCESS_KEY is/);
-    expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y', BEDROCK_BASE_URL: 'http://127.0.0.1:1' })).toThrow(/\/url_params\/region: AWS_REGION must be set when AWS_SECRET_ACCESS_KEY is/);
+  it('a secret without its region stays simulated; with the region, without its access key id, is refused', () => {
+    // The AWS keys are also the S3 blob store's: without AWS_REGION (the endpoint's url_params, and the
+    // signature's scope) they do not turn Bedrock live, even with BEDROCK_BASE_URL.
+    expect(compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y' }).simulated).toBe(true);
+    expect(compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_ACCESS_KEY_ID: 'y', BEDROCK_BASE_URL: 'http://127.0.0.1:1' }).simulated).toBe(true);
     expect(() => compile({ AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1' })).toThrow(/\/auth\/sigv4\/access_key_id: AWS_ACCESS_KEY_ID must be set/);
   });
 
