@@ -23,7 +23,7 @@ const U = 10_000n;
  * to replay it). GATEWAY_MODEL_REPLAY names a JSON file of steps (a printed counterexample) to run
  * again GATEWAY_MODEL_REPLAY_TIMES times (20).
  */
-const SEED = process.env.GATEWAY_MODEL_SEED ? { seed: Number(process.env.GATEWAY_MODEL_SEED) } : {};
+const SEED: { seed?: number } = process.env.GATEWAY_MODEL_SEED ? { seed: Number(process.env.GATEWAY_MODEL_SEED) } : {};
 const REPLAY = process.env.GATEWAY_MODEL_REPLAY;
 /** Runs of the property (each on a fresh account); the coverage floors below scale with it. */
 const RUNS = storeKind === 'pglite' ? 30 : 15;
@@ -68,16 +68,20 @@ describeStore(`credit grants, model-based (${storeKind})`, () => {
   }, 600_000);
 
   it.skipIf(REPLAY)('keeps every invariant over random steps', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(GRANT_STEPS, { minLength: 20, maxLength: 120 }), async (steps) => {
-      await runSteps(steps);
-    }), { numRuns: RUNS, ...SEED });
-    // Floors every random seed clears (a run has at least 20 steps, admissions weigh 8 of 37): a
-    // tighter floor on the strict path failed now and then on a seed that admitted mostly on grants.
+    // Random seeds: a round that exercised too little (no sweep, no wait) is followed by another, up
+    // to four; every round's runs are checked all the same. A named seed runs one round.
+    const covered = () => seen.draws > RUNS * 2 && seen.strict > 0 && seen.waited > 0 && seen.swept > 0;
+    for (let round = 0; round < (SEED.seed === undefined ? 4 : 1) && !covered(); round++) {
+      await fc.assert(fc.asyncProperty(fc.array(GRANT_STEPS, { minLength: 20, maxLength: 120 }), async (steps) => {
+        await runSteps(steps);
+      }), { numRuns: RUNS, ...SEED });
+    }
+    // What the runs must have exercised (a run has at least 20 steps, admissions weigh 8 of 37).
     expect(seen.draws).toBeGreaterThan(RUNS * 2);
     expect(seen.strict).toBeGreaterThan(0);
     expect(seen.waited).toBeGreaterThan(0);
     expect(seen.swept).toBeGreaterThan(0);
-  }, 240_000);
+  }, 600_000);
 
   async function runSteps(steps: Step[]): Promise<void> {
     const opening = 300_000n;
