@@ -28,15 +28,17 @@ const REPLICA = `${hostname()}:${process.pid}`;
 const INSERT = `WITH e AS (INSERT INTO alert_events (id, type, account_id, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id)
   INSERT INTO alert_deliveries (event_id, endpoint, next_at) SELECT e.id, x, $5 FROM e, unnest($6::text[]) AS x`;
 
+/** An account's (`a`) available money: balance + credit limit + its open grants, which are its own unspent. */
+const AVAILABLE = `a.balance_nano + a.credit_limit_nano + coalesce((SELECT sum(h.amount_nano) FROM holds h
+  WHERE h.account_id = a.id AND h.kind = 'grant' AND h.closed_at IS NULL), 0)`;
+
 /**
  * Accounts whose available money (balance + credit limit + their open grants, which are theirs
  * unspent) fell below their threshold since they were last alerted: marked, and returned with the
  * console user's address. The rearm below clears the mark of those back at or above it.
  */
 const CROSSED = `WITH s AS (
-    SELECT a.id, a.balance_nano + a.credit_limit_nano + coalesce((SELECT sum(h.amount_nano) FROM holds h
-             WHERE h.account_id = a.id AND h.kind = 'grant' AND h.closed_at IS NULL), 0) AS available,
-           coalesce(a.low_balance_nano, $1::bigint) AS threshold
+    SELECT a.id, ${AVAILABLE} AS available, coalesce(a.low_balance_nano, $1::bigint) AS threshold
     FROM accounts a WHERE NOT a.low_balance_alerted AND coalesce(a.low_balance_nano, $1::bigint) IS NOT NULL)
   UPDATE accounts a SET low_balance_alerted = true FROM s
   WHERE a.id = s.id AND s.available < s.threshold
@@ -45,8 +47,7 @@ const CROSSED = `WITH s AS (
 
 const REARM = `UPDATE accounts a SET low_balance_alerted = false
   WHERE a.low_balance_alerted AND (coalesce(a.low_balance_nano, $1::bigint) IS NULL
-    OR a.balance_nano + a.credit_limit_nano + coalesce((SELECT sum(h.amount_nano) FROM holds h
-         WHERE h.account_id = a.id AND h.kind = 'grant' AND h.closed_at IS NULL), 0) >= coalesce(a.low_balance_nano, $1::bigint))`;
+    OR ${AVAILABLE} >= coalesce(a.low_balance_nano, $1::bigint))`;
 
 /** Keys whose spend in their current period reached their budget since that period began: marked, returned. */
 const BUDGETS_REACHED = `UPDATE key_budget_windows w SET budget_alerted = true FROM api_keys k
