@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import { ADMIN_TOKEN, BENCH_DIR, CFG, ROOT, progress } from './config.mjs';
 import { mallocHeapMbOf, memoryOf } from './cpu.mjs';
+import { benchConfig, signingProviderFiles } from './variants.mjs';
 
 /** The child processes still running (killed on exit). */
 export const children = new Set();
@@ -23,7 +24,8 @@ export async function freePort() {
 
 /** Every provider manifest's key and base URL variables, as `root`/providers/*.yaml name them. */
 function providersOf(root) {
-  return readdirSync(join(root, 'providers')).filter((f) => f.endsWith('.yaml')).map((f) => {
+  const left = new Set(signingProviderFiles(root));
+  return readdirSync(join(root, 'providers')).filter((f) => f.endsWith('.yaml') && !left.has(f)).map((f) => {
     const m = parse(readFileSync(join(root, 'providers', f), 'utf8'));
     // A key pool (`auth.keys`, issue 29) is made live by its first key.
     return { id: m.id, keyEnv: (m.auth.key ?? m.auth.keys[0]).slice('env:'.length), urlEnv: m.base_url.env, path: m.base_url.default ? new URL(m.base_url.default).pathname.replace(/\/$/, '') : '' };
@@ -141,6 +143,9 @@ export function startFlags(root) {
   return m ? m[1].trim().split(/\s+/).filter(Boolean) : [];
 }
 
+/** The configuration file of this build's gateways, made on first use. */
+let benchConfigFile = null;
+
 /**
  * Starts a gateway on `simUrl` with a funded account (and CFG.accounts - 1 more) whose limits are out
  * of reach; `root` is the checkout whose build runs (this one, or a baseline's).
@@ -152,6 +157,8 @@ export async function startGateway(label, simUrl, store, nodeFlags = [], extraEn
     PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_DATA_DIR: ':memory:',
     ...providersOn(simUrl, providers),
     ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
+    // This build's gateways run the project's configuration less the signing providers (variants.mjs).
+    ...(root === ROOT ? { GATEWAY_CONFIG: (benchConfigFile ??= benchConfig()) } : {}),
     ...extraEnv,
   });
   const proc = await startProcess(label, [...startFlags(root), ...nodeFlags, 'dist/src/main.js'], { env, cwd: root, ready: /gateway listening on/ });

@@ -6,7 +6,7 @@
  *  - two weighted deployments (issue 29): gpt-4o-mini and claude-haiku-4-5 each served by two
  *    deployments of their provider, weights 1 and 1, so every request runs the weighted choice.
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -16,6 +16,7 @@ import { ROOT } from './config.mjs';
 function copyWith(edits) {
   const dir = mkdtempSync(join(tmpdir(), 'gw-bench-config-'));
   for (const item of ['gateway.config.yaml', 'routes', 'providers', 'schemas']) cpSync(join(ROOT, item), join(dir, item), { recursive: true });
+  for (const file of signingProviderFiles(dir)) rmSync(join(dir, 'providers', file));
   for (const [file, edit] of Object.entries(edits)) {
     const doc = parse(readFileSync(join(dir, file), 'utf8'));
     edit(doc);
@@ -32,6 +33,22 @@ function twoWeighted(doc, id, provider) {
     { provider, upstream_model: model, weight: 1 },
     { id: `${provider}/${model}@2`, provider, upstream_model: model, weight: 1 },
   ];
+}
+
+/**
+ * The providers whose requests are signed or carry an exchanged token (auth schemes `sigv4` and
+ * `google-service-account`: Bedrock, Vertex): the bench cannot make them live on its simulator with a
+ * placeholder key, and a simulated one would start a simulator inside the measured gateway. No
+ * benchmarked model is on them, so the bench's configurations leave them out.
+ */
+export function signingProviderFiles(root) {
+  return readdirSync(join(root, 'providers')).filter((f) => f.endsWith('.yaml'))
+    .filter((f) => ['sigv4', 'google-service-account'].includes(parse(readFileSync(join(root, 'providers', f), 'utf8')).auth?.scheme));
+}
+
+/** The project's configuration without the signing providers: what every gateway of this build runs with. */
+export function benchConfig() {
+  return copyWith({});
 }
 
 /** The variants: id, label, and the GATEWAY_CONFIG each runs with. */
