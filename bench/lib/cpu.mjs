@@ -41,6 +41,15 @@ export function cpuSecondsOf(pid) {
   } catch { return NaN; }
 }
 
+/** User and system CPU seconds a process has used, apart (Linux /proc). */
+export function cpuSplitOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]) / CLK_TCK, system: Number(fields[12]) / CLK_TCK };
+  } catch { return { user: NaN, system: NaN }; }
+}
+
 /** Busy and total jiffies of the whole machine (Linux /proc/stat). */
 export function machineCpu() {
   try {

@@ -8,8 +8,8 @@ import { waitForQuiet } from './cpu.mjs';
 import { aggregate, closedLoop, newPool, openLoop, scenarios } from './load.mjs';
 import { startGateway } from './processes.mjs';
 
-/** Self time per function and per origin, leaving out the first `skipMs` of the profile (start-up, module loading). */
-export function summarizeProfile(file, skipMs = 0) {
+/** Self time per function and per origin, from `skipMs` into the profile (after start-up, module loading) to `untilMs`. */
+export function summarizeProfile(file, skipMs = 0, untilMs = Infinity) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map();
@@ -17,7 +17,7 @@ export function summarizeProfile(file, skipMs = 0) {
   for (let i = 0; i < profile.samples.length; i++) {
     const delta = profile.timeDeltas[i] ?? 0;
     t += delta;
-    if (t < skipMs * 1000) continue;
+    if (t < skipMs * 1000 || t > untilMs * 1000) continue;
     const id = profile.samples[i];
     self.set(id, (self.get(id) ?? 0) + delta);
   }
