@@ -3,18 +3,33 @@
  * the SDK, unchanged, reads the simulator's answers and streams on both path forms, which proves
  * the simulator speaks the vendor's wire format: Google AI Studio (the key in x-goog-api-key, /v1beta)
  * and Vertex AI (`vertexai: true`, an OAuth bearer token, /projects/{p}/locations/{l}/publishers/google).
- * The Vertex token comes from a stand-in auth client (fake, loopback only: nothing reaches Google).
+ * The Vertex token is one the simulator issued (a registered service account's signed JWT exchanged
+ * at its token endpoint, as the gateway does) and checks, handed to the SDK by a stand-in auth client
+ * (loopback only: nothing reaches Google).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { ApiError, GoogleGenAI } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
+import { signedAssertion } from '../../src/upstream/google-service-account.js';
 
 interface Upstream { path: string; headers: Record<string, string>; body: Record<string, any> }
 
-/** An auth client for GoogleAuth's `authClient` option that hands out one fixed (fake) access token, or none. */
+/** An auth client for GoogleAuth's `authClient` option that hands out one fixed access token, or none. */
 function fixedToken(token: string | null): never {
   return { getRequestHeaders: async () => new Headers(token ? { authorization: `Bearer ${token}` } : {}) } as never;
+}
+
+/** Registers a service account with the simulator and exchanges its signed JWT for an access token the simulator issued. */
+async function issuedToken(simUrl: string): Promise<string> {
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const key = { client_email: 'genai-test@example.iam.gserviceaccount.com', private_key: privateKey, token_uri: `${simUrl}/token` };
+  const registered = await fetch(`${simUrl}/__sim/google/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_email: key.client_email, public_key: publicKey }) });
+  expect(registered.status).toBe(200);
+  const assertion = signedAssertion(key, 'https://www.googleapis.com/auth/cloud-platform', Date.now());
+  const res = await fetch(key.token_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString() });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
 }
 
 const weather = { name: 'get_weather', description: 'Current weather of a city.', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
@@ -23,12 +38,15 @@ describe('@google/genai against the simulated Gemini endpoints', () => {
   let sim: Simulator;
   let studio: GoogleGenAI;
   let vertex: GoogleGenAI;
+  let token: string;
   const last = (): Promise<Upstream> => fetch(`${sim.url}/__sim/last`).then((r) => r.json() as Promise<Upstream>);
 
   beforeAll(async () => {
     sim = await startSimulator();
     studio = new GoogleGenAI({ apiKey: 'fake-studio-key', httpOptions: { baseUrl: sim.url } });
-    vertex = new GoogleGenAI({ vertexai: true, project: 'sim-project', location: 'us-central1', httpOptions: { baseUrl: sim.url }, googleAuthOptions: { authClient: fixedToken('fake-vertex-token') } });
+    // Once an account is registered, the simulator's Vertex routes take only the tokens it issued.
+    token = await issuedToken(sim.url);
+    vertex = new GoogleGenAI({ vertexai: true, project: 'sim-project', location: 'us-central1', httpOptions: { baseUrl: sim.url }, googleAuthOptions: { authClient: fixedToken(token) } });
   });
   afterAll(async () => { await sim?.close(); });
 
@@ -93,25 +111,24 @@ describe('@google/genai against the simulated Gemini endpoints', () => {
     expect(await res.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('Unknown name "model"') } });
   });
 
-  it('Vertex AI: generateContent and its stream on the project path form, with the bearer token', async () => {
+  it('Vertex AI: generateContent and its stream on the project path form, with the bearer token the simulator issued', async () => {
     const response = await vertex.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Hello Vertex' });
     expect(response.text).toContain('Hello Vertex');
     const upstream = await last();
     expect(upstream.path).toMatch(/^\/v1(beta1)?\/projects\/sim-project\/locations\/us-central1\/publishers\/google\/models\/gemini-2.5-flash:generateContent$/);
-    expect(upstream.headers.authorization).toBe('Bearer fake-vertex-token');
+    expect(upstream.headers.authorization).toBe(`Bearer ${token}`);
     let text = '';
     for await (const chunk of await vertex.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'Hello Vertex' })) text += chunk.text ?? '';
     expect(text).toBe(response.text);
     expect((await last()).path).toMatch(/\/publishers\/google\/models\/gemini-2.5-flash:streamGenerateContent$/);
   });
 
-  it('Vertex AI: a request without a bearer token is a 401 once the simulator issues tokens', async () => {
-    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-    const registered = await fetch(`${sim.url}/__sim/google/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_email: 'genai-test@example.iam.gserviceaccount.com', public_key: publicKey }) });
-    expect(registered.status).toBe(200);
-    const anonymous = new GoogleGenAI({ vertexai: true, project: 'sim-project', location: 'us-central1', httpOptions: { baseUrl: sim.url }, googleAuthOptions: { authClient: fixedToken(null) } });
-    const failure = await anonymous.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Hi' }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ApiError);
-    expect((failure as ApiError).status).toBe(401);
+  it('Vertex AI: a request without a bearer token, or with one the simulator did not issue, is a 401', async () => {
+    for (const other of [null, 'ya29.not-issued']) {
+      const client = new GoogleGenAI({ vertexai: true, project: 'sim-project', location: 'us-central1', httpOptions: { baseUrl: sim.url }, googleAuthOptions: { authClient: fixedToken(other) } });
+      const failure = await client.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Hi' }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(ApiError);
+      expect((failure as ApiError).status).toBe(401);
+    }
   });
 });
