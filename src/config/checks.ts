@@ -112,9 +112,9 @@ export function checkPathParams(routes: CompiledRoute[], providers: Array<{ file
     route.upstreams.forEach((upstream, index) => {
       for (const { manifest } of providers) {
         const op = manifest.operations[upstream.operation];
-        // {model}, the provider's url_params (src/config/url-params.ts) and an operation's `path_model`
-        // are filled by the gateway itself; the route resolves the others.
-        const own = (name: string) => name === MODEL_PARAM || name === op?.path_model || Object.hasOwn(manifest.url_params ?? {}, name);
+        // {model} and the provider's url_params (src/config/url-params.ts) are filled by the gateway
+        // itself; the route resolves the others.
+        const own = (name: string) => name === MODEL_PARAM || Object.hasOwn(manifest.url_params ?? {}, name);
         const names = op ? [...pathParamNames(op.path), ...pathParamNames(op.stream_path ?? '')] : [];
         const unresolved = [...new Set(names)].filter((name) => !upstream.pathParams[name] && !own(name));
         if (unresolved.length > 0) {

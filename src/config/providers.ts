@@ -106,7 +106,7 @@ function compileOperations(file: string, m: ProviderManifest, params: UrlParams)
     operations[name] = { method: op.method, path: fillUrlParams(op.path, params), streamPath: op.stream_path ? fillUrlParams(op.stream_path, params) : null,
       bodyEdits: op.body ? { remove: op.body.remove ?? [], set: op.body.set ?? {} } : null, format: op.format, ...operationKinds(file, at, op), query: query ? `?${query}` : '', poll: poll ?? null, binary, headers: op.headers ?? {},
       features: Object.fromEntries(Object.entries(op.features ?? {}).map(([name, f]) => [name, f.headers])), usage: usageDialectOf(op),
-      pathModel: op.path_model ?? null, streamOperation: streamOperationOf(file, at, m, op) };
+      streamOperation: streamOperationOf(file, at, m, op) };
   }
   return operations;
 }

@@ -201,8 +201,6 @@ export interface CompiledOperation {
   usage?: UsageDialect | null;
   /** Edits of the translated JSON body (manifest `body`): top-level fields removed, then set; absent or null: none. */
   bodyEdits?: BodyEdits | null;
-  /** The path's `{name}` the gateway fills with the served offering's upstream model (manifest `path_model`); absent or null: none. */
-  pathModel?: string | null;
   /** The operation a streaming request is sent to instead (manifest `stream_operation`); absent or null: this one. */
   streamOperation?: string | null;
 }

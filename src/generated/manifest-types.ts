@@ -1108,10 +1108,6 @@ export interface ProviderManifest {
         remove?: string[];
       };
       /**
-       * The {name} of the path that carries the served offering's upstream_model (a vendor whose URL names the model, e.g. /model/{modelId}/converse); filled by the gateway, not by the route's path_params.
-       */
-      path_model?: string;
-      /**
        * The operation a request that streams is sent to instead (a vendor whose stream is another endpoint, e.g. converse-stream beside converse); it must answer a stream (sse or event-stream) in the same format.
        */
       stream_operation?: string;

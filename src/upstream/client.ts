@@ -57,8 +57,6 @@ export interface UpstreamTarget {
   traceHeaders?: Readonly<Record<string, string>>;
   /** The request streams: an operation with a `streamPath` is sent there instead of its `path`. */
   stream?: boolean;
-  /** The served offering's upstream model, for an operation whose path names it (`path_model`). */
-  model?: string;
 }
 
 /** The operation's static headers plus those of each feature used; same-named ones joined with a comma. */
@@ -163,8 +161,7 @@ export class UpstreamClient {
     const op = provider.operations[operation];
     if (!op) throw new GatewayError('internal_error', 'The route names an operation its provider does not have.');
     const url = this.target(provider.baseUrl + (target.stream && op.streamPath ? op.streamPath : op.path) + op.query);
-    const params = op.pathModel && target.model !== undefined ? { ...target.pathParams, [op.pathModel]: target.model } : target.pathParams;
-    let path = params ? fillPath(url.path, params) : url.path;
+    let path = target.pathParams ? fillPath(url.path, target.pathParams) : url.path;
     if (target.query) path = withQuery(path, target.query);
     // A multipart body (FormData) carries its own content type, with its boundary; raw bytes carry theirs.
     const payload = op.method !== 'POST' ? null : payloadOf(operation, op, body);

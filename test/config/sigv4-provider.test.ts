@@ -4,14 +4,19 @@
  * `{AWS_REGION}` placeholder unless BEDROCK_BASE_URL overrides it, with the region, access key id and
  * optional session token it signs with; a secret without its region or access key id is refused naming
  * the variable. An operation's `stream_operation` must name a streaming operation of the same format.
+ * The model is named in the path as every provider's is, `{model}`: the retired `path_model` is refused.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { compileGateway } from '../../src/config/compile.js';
+import { ManifestError } from '../../src/config/errors.js';
+import { loadGateway } from '../../src/config/load.js';
 import { compileProvider } from '../../src/config/providers.js';
 import type { ProviderManifest } from '../../src/generated/manifest-types.js';
 import { projectRoot } from '../../src/paths.js';
+import { copyConfig } from '../helpers/config.js';
 
 const FILE = 'providers/bedrock.yaml';
 const manifest = (): ProviderManifest => parse(readFileSync(join(projectRoot(), FILE), 'utf8')) as ProviderManifest;
@@ -24,8 +29,17 @@ describe('a sigv4 provider', () => {
     expect(p.simulated).toBe(true);
     expect(p.baseUrl).toBe('http://127.0.0.1:9');
     expect(p.sigv4).toEqual({ service: 'bedrock', region: 'us-east-1', accessKeyId: '', simulated: true });
-    expect(p.operations.converse).toMatchObject({ pathModel: 'modelId', streamOperation: 'converse-stream', answer: 'json' });
-    expect(p.operations['converse-stream']).toMatchObject({ answer: 'event-stream', headers: { accept: 'application/vnd.amazon.eventstream' } });
+    expect(p.operations.converse).toMatchObject({ path: '/model/{model}/converse', streamOperation: 'converse-stream', answer: 'json' });
+    expect(p.operations['converse-stream']).toMatchObject({ path: '/model/{model}/converse-stream', answer: 'event-stream', headers: { accept: 'application/vnd.amazon.eventstream' } });
+  });
+
+  it('a manifest still carrying path_model is refused, naming the file, the operation and the key', async () => {
+    const copy = await copyConfig();
+    await copy.editYaml(FILE, (d) => { d.operations.converse.path = '/model/{modelId}/converse'; d.operations.converse.path_model = 'modelId'; });
+    const error = await loadGateway(copy.configFile).then((raw) => compileGateway(raw, { env: {}, simulatorUrl: 'http://127.0.0.1:1' })).then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(ManifestError);
+    expect(error).toMatchObject({ file: FILE, path: '/operations/converse', reason: 'unknown key "path_model"' });
+    expect((error as ManifestError).message).toMatch(/^providers\/bedrock\.yaml:\d+: \/operations\/converse: unknown key "path_model"$/);
   });
 
   it('configured: the region fills the endpoint; the session token is kept; BEDROCK_BASE_URL overrides', () => {

@@ -16,6 +16,7 @@ import { fetchOutput } from './outputs.js';
 import { jobStart, pollJob } from './poll.js';
 import type { GeneratedOutput, TranslatedAnswer } from '../../translate/types.js';
 import { answerModelId } from '../../config/aliases.js';
+import { MODEL_PARAM } from '../../config/url-params.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
 
@@ -37,16 +38,17 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
 
 /**
  * The operation's path parameters from the client request (the route's `path_params`); a missing one
- * is the client's 400. `{model}`, unless the route names it, is the served deployment's upstream model
- * (vendors that name the model in the URL: /models/{model}:generateContent).
+ * is the client's 400. `{model}`, unless the route names it, is the served deployment's upstream model:
+ * the one way a vendor's URL names the model (/models/{model}:generateContent, /model/{model}/converse).
  */
 function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
   const entries = Object.entries(ctx.upstream!.choice.pathParams);
-  // Only an operation whose path names {model} gets it (no object and no path fill for the others).
-  const op = ctx.model?.provider.operations[ctx.upstream!.choice.operation];
-  const upstreamModel = op && (op.path.includes('{model}') || op.streamPath?.includes('{model}')) ? ctx.model!.offering.upstreamModel : undefined;
-  if (entries.length === 0) return upstreamModel ? { model: upstreamModel } : null;
-  const params: Record<string, string> = upstreamModel ? { model: upstreamModel } : {};
+  // Only an operation sent whose path names {model} gets it (no object and no path fill for the others).
+  const op = ctx.model?.provider.operations[sentOperation(ctx)];
+  const placeholder = `{${MODEL_PARAM}}`;
+  const upstreamModel = op && (op.path.includes(placeholder) || op.streamPath?.includes(placeholder)) ? ctx.model!.offering.upstreamModel : undefined;
+  if (entries.length === 0) return upstreamModel ? { [MODEL_PARAM]: upstreamModel } : null;
+  const params: Record<string, string> = upstreamModel ? { [MODEL_PARAM]: upstreamModel } : {};
   for (const [name, pointer] of entries) {
     const value = readPointer(ctx.body, pointer);
     if (typeof value !== 'string' || value === '') throw new GatewayError('invalid_request', `Missing required parameter: '${pointer.join('.')}'.`, { param: pointer.join('.') });
@@ -77,7 +79,7 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   try {
     const target = {
       pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs,
-      traceHeaders: attempt?.trace?.headers, stream: ctx.stream, model: ctx.model!.offering.upstreamModel,
+      traceHeaders: attempt?.trace?.headers, stream: ctx.stream,
     };
     response = await runtime.upstream.send(provider, sentOperation(ctx), ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
   } catch (error) {

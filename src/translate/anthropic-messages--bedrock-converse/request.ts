@@ -1,8 +1,9 @@
 /**
  * The Converse request body (Bedrock's ConverseRequest / ConverseStreamRequest, docs/vendors/
  * bedrock-converse.md) for a Messages request. The model is not in the body: it is the path's
- * `{modelId}` (the operation's `path_model`), and streaming is another operation (ConverseStream), so
- * `stream` is consumed here. Every other parameter is carried or refused: nothing is silently dropped.
+ * `{model}` (Bedrock's `modelId` label, filled with the served upstream model), and streaming is
+ * another operation (ConverseStream), so `stream` is consumed here. Every other parameter is carried
+ * or refused: nothing is silently dropped.
  */
 import { converseContent, converseSystem, CACHE_POINT, invalid, onlyKeys, unsupported, type Json } from './content.js';
 

@@ -6,7 +6,7 @@
  * to calls by function name). `cache_control` is a caching hint the vendor has no per-block form of
  * (it caches implicitly), so it asks for nothing here. A block this model cannot read is refused.
  */
-import { invalid, unsupported } from '../openai-chat--anthropic-messages/errors.js';
+import { invalid, unsupported } from '../refusals.js';
 import { appendTurn, functionCallPart, functionResponsePart, inlinePart, type GeminiContent } from '../gemini-request.js';
 
 type Rec = Record<string, unknown>;

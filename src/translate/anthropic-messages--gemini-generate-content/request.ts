@@ -6,7 +6,7 @@
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { requireStructuredOutput } from '../anthropic-output-format.js';
-import { invalid, unsupported } from '../openai-chat--anthropic-messages/errors.js';
+import { invalid, unsupported } from '../refusals.js';
 import { functionCallingConfig, functionTools, jsonOutput, type FunctionSpec } from '../gemini-request.js';
 import { toGeminiContents } from './contents.js';
 

@@ -4,7 +4,7 @@
  * sources), PDF `file` parts document blocks. A part this model cannot read is refused, naming it.
  */
 import { parseDataUrl } from '../../data-url.js';
-import { invalid, unsupported } from './errors.js';
+import { invalid, refuseExtraKeys, unsupported } from '../refusals.js';
 
 export type Block = Record<string, unknown>;
 type Part = Record<string, unknown>;
@@ -16,13 +16,6 @@ export const USER_PARTS: PartTypes = new Set(['text', 'image_url', 'file', 'inpu
 export const ASSISTANT_PARTS: PartTypes = new Set(['text', 'refusal']);
 
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
-
-/** Refuses any key of `object` outside `allowed` whose value is not null. */
-export function refuseExtraKeys(object: Record<string, unknown>, allowed: readonly string[], param: string): void {
-  for (const [key, value] of Object.entries(object)) {
-    if (value !== null && value !== undefined && !allowed.includes(key)) throw unsupported(`${param}.${key}`);
-  }
-}
 
 function imageBlock(part: Part, param: string): Block {
   const image = part.image_url as { url?: unknown; detail?: unknown } | undefined;

@@ -4,8 +4,8 @@
  * `tool_result` blocks of a user message. Anthropic wants user and assistant turns to alternate, so
  * consecutive messages of one role are merged (tool results first, then any user text after them).
  */
-import { ASSISTANT_PARTS, type Block, contentBlocks, refuseExtraKeys, TEXT_ONLY, USER_PARTS } from './content.js';
-import { invalid, unsupported } from './errors.js';
+import { ASSISTANT_PARTS, type Block, contentBlocks, TEXT_ONLY, USER_PARTS } from './content.js';
+import { invalid, refuseExtraKeys, unsupported } from '../refusals.js';
 
 type Msg = Record<string, unknown>;
 export interface AnthropicMessage { role: 'user' | 'assistant'; content: Block[] }

@@ -4,7 +4,7 @@
  * `unsupported_parameter`: nothing is silently dropped or clamped. Messages and tools: messages.ts.
  */
 import type { CompiledOffering } from '../../config/types.js';
-import { invalid, unsupported } from './errors.js';
+import { invalid, unsupported } from '../refusals.js';
 import { toAnthropicMessages, toAnthropicToolChoice, toAnthropicTools } from './messages.js';
 import { responseFormatPlan, type ResponseFormatPlan } from './response-format.js';
 

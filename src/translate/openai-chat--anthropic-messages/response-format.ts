@@ -16,7 +16,7 @@
  */
 import type { CompiledOffering } from '../../config/types.js';
 import { checkOutputSchema, requireStructuredOutput } from '../anthropic-output-format.js';
-import { unsupported } from './errors.js';
+import { unsupported } from '../refusals.js';
 
 type Body = Record<string, unknown>;
 

@@ -7,8 +7,7 @@
  * Consecutive turns of one role are merged. A part this model cannot read is refused, naming it.
  */
 import { parseDataUrl } from '../../data-url.js';
-import { refuseExtraKeys } from '../openai-chat--anthropic-messages/content.js';
-import { invalid, unsupported } from '../openai-chat--anthropic-messages/errors.js';
+import { invalid, refuseExtraKeys, unsupported } from '../refusals.js';
 import { appendTurn, functionCallPart, functionResponsePart, inlinePart, type GeminiContent } from '../gemini-request.js';
 
 type Rec = Record<string, unknown>;

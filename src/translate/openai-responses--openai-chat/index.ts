@@ -24,7 +24,7 @@ export function createOpenaiResponsesToOpenaiChat(clientBody: Record<string, unk
   if (dialect?.stream === 'always') delete chatBody.stream_options;
   return {
     request: (_body, offering) => ({ ...chatBody, model: offering.upstreamModel }),
-    response: (upstream, clientModel) => translateResponse(clientBody, createdAt, upstream, clientModel, options.requestId, dialect),
+    response: (upstream, clientModel) => translateResponse(upstream, { client: clientBody, createdAt, clientModel, requestId: options.requestId, dialect }),
     stream: (clientModel) => new ResponsesStream(clientBody, clientModel, createdAt, options.requestId, dialect),
     error: mapUpstreamError,
   };

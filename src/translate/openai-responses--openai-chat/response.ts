@@ -22,8 +22,23 @@ function toolCalls(calls: unknown, ids: Ids): ToolCall[] {
   });
 }
 
+/** What a chat answer's Response is built from besides the answer itself. */
+export interface ResponseContext {
+  /** The client's Responses request body (the Response echoes its parameters). */
+  client: Json;
+  /** When the gateway received the request, in seconds since the epoch (the Response's `created_at`). */
+  createdAt: number;
+  /** The model id the client is answered with (the offering's, not the upstream's). */
+  clientModel: string;
+  /** The gateway's request id (`req_...`): the Response and its items are named after it; absent: after the chat answer's id. */
+  requestId?: string;
+  /** How the vendor reports usage where it differs from OpenAI's chat format; absent or null: as OpenAI. */
+  dialect?: UsageDialect | null;
+}
+
 /** The client body, normalized usage and generated text for one chat answer. */
-export function translateResponse(client: Json, createdAt: number, upstream: Json, clientModel: string, requestId?: string, dialect: UsageDialect | null = null): { body: Json; usage: TokenUsage | null; outputText: string } {
+export function translateResponse(upstream: Json, context: ResponseContext): { body: Json; usage: TokenUsage | null; outputText: string } {
+  const { client, createdAt, clientModel, requestId, dialect = null } = context;
   const ids = new Ids(upstream.id, requestId);
   const choices = Array.isArray(upstream.choices) ? upstream.choices.filter(isObject) : [];
   const choice = choices.find((c) => (c.index ?? 0) === 0) ?? choices[0] ?? {};
