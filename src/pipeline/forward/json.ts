@@ -19,6 +19,8 @@ import { answerModelId } from '../../config/aliases.js';
 import { MODEL_PARAM } from '../../config/url-params.js';
 
 const NOTHING = { delivery: 'none', reported: null, deliveredText: '' } as const;
+/** How an operation path names the served model. */
+const MODEL_PLACEHOLDER = `{${MODEL_PARAM}}`;
 
 /**
  * The answer with `usage.cost` (issue 31 item 12) where its format carries one: what the meter settled
@@ -45,8 +47,7 @@ function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
   const entries = Object.entries(ctx.upstream!.choice.pathParams);
   // Only an operation sent whose path names {model} gets it (no object and no path fill for the others).
   const op = ctx.model?.provider.operations[sentOperation(ctx)];
-  const placeholder = `{${MODEL_PARAM}}`;
-  const upstreamModel = op && (op.path.includes(placeholder) || op.streamPath?.includes(placeholder)) ? ctx.model!.offering.upstreamModel : undefined;
+  const upstreamModel = op && (op.path.includes(MODEL_PLACEHOLDER) || op.streamPath?.includes(MODEL_PLACEHOLDER)) ? ctx.model!.offering.upstreamModel : undefined;
   if (entries.length === 0) return upstreamModel ? { [MODEL_PARAM]: upstreamModel } : null;
   const params: Record<string, string> = upstreamModel ? { [MODEL_PARAM]: upstreamModel } : {};
   for (const [name, pointer] of entries) {
