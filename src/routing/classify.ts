@@ -26,6 +26,8 @@ const KEY_STATUSES: ReadonlySet<number> = new Set([401, 403]);
 const BY_KIND: Record<Exclude<FailureKind, 'status'>, Decision> = {
   connect: 'retry',
   stream_before_content: 'retry',
+  // No access token (the token endpoint failed): as a connect failure, nothing was sent; another deployment may serve.
+  token: 'retry',
   // A deployment that timed out is not retried: the next one is tried (issue 29 item 3).
   headers_timeout: 'next',
   first_token_timeout: 'next',

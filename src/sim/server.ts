@@ -133,7 +133,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let requests = 0;
   let connections = 0;
-  let last: { path: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
+  /** The last model request (`GET /__sim/last`): its path, its query string (without `?`, '' when none), headers and body. */
+  let last: { path: string; query: string; headers: http.IncomingHttpHeaders; body: unknown } | null = null;
   const log = new RequestLog();
   const fileStore = new SimFileStore();
   const responseStore = new SimResponseStore();
@@ -202,7 +203,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       let body: unknown;
       let parsed = true;
       try { body = JSON.parse(raw); } catch { parsed = false; }
-      last = { path, headers: req.headers, body: parsed ? body : raw };
+      last = { path, query: (req.url ?? '').replace(/^[^?]*\??/, ''), headers: req.headers, body: parsed ? body : raw };
       const record = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Json) : {};
       const model = typeof record.model === 'string' ? record.model : faultKey;
       const key = requestCredential(req.headers);

@@ -10,9 +10,10 @@ import { GatewayError } from '../errors.js';
  * How an attempt failed: `connect` (refused, reset or unreachable before any answer), `headers_timeout`
  * (no answer within the provider's headers_ms or the request's deadline), `first_token_timeout`,
  * `idle_timeout` (a stream silent too long before its first content), `stream_before_content` (a
- * stream that ended or errored before its first content event), `status` (an HTTP error answer).
+ * stream that ended or errored before its first content event), `status` (an HTTP error answer),
+ * `token` (the provider's credential could not be exchanged for an access token: nothing was sent).
  */
-export type FailureKind = 'connect' | 'headers_timeout' | 'first_token_timeout' | 'idle_timeout' | 'stream_before_content' | 'status';
+export type FailureKind = 'connect' | 'headers_timeout' | 'first_token_timeout' | 'idle_timeout' | 'stream_before_content' | 'token' | 'status';
 
 /** A failed upstream attempt, answered as its client-facing error when it is the last. */
 export class AttemptError extends GatewayError {

@@ -7,7 +7,7 @@ import { Cancellation, type CancelSignal } from '../cancel.js';
 import type { BodyEdits, CompiledOperation, CompiledProvider, UpstreamRequestKind } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { AttemptError } from './attempt-error.js';
-import { authHeaders, forgetToken, tokenAuthHeaders } from './auth.js';
+import { authHeaders, forgetToken, tokenAuthHeaders, TokenUnavailable } from './auth.js';
 import type { PoolKey } from './key-pool.js';
 import { RawBody } from './raw-body.js';
 import { sigV4Headers } from './sigv4-auth.js';
@@ -34,10 +34,12 @@ export function transportError(error: unknown): GatewayError {
 
 /**
  * A request's send that failed before any answer, as an AttemptError saying how (issue 29 item 3): a
- * headers timeout is a silent upstream, anything else a connect failure (refused, reset, unreachable).
- * Only the operation's own send is an attempt: a poll or a download inside it is not retried whole.
+ * headers timeout is a silent upstream, no access token a `token` failure, anything else a connect
+ * failure (refused, reset, unreachable). Only the operation's own send is an attempt: a poll or a
+ * download inside it is not retried whole.
  */
 function sendFailure(error: unknown): GatewayError {
+  if (error instanceof TokenUnavailable) return new AttemptError('token', error);
   // The attempt's own signal may carry its reason (a timer of the attempt loop): that is the loop's to classify.
   if (error instanceof GatewayError) return error;
   return new AttemptError(error instanceof undiciErrors.HeadersTimeoutError ? 'headers_timeout' : 'connect', transportError(error));

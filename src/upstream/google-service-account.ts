@@ -7,14 +7,15 @@
  *
  * A token is used until shortly (60 s) before it expires; concurrent requests share one fetch in
  * flight (single flight), and a request uses the token of the fetch it waited for, so it never waits
- * twice. A failed fetch is cached by no one: every waiter gets the same clean 502 and the next
+ * twice. A failed fetch is cached by no one: every waiter gets the same clean 502 (TokenUnavailable:
+ * a failed attempt of the deployment, so another deployment may serve the request) and the next
  * request tries again. The key file is read at each fetch (once an hour), so a rotated file is picked up.
  */
 import { createSign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
 import type { CancelSignal } from '../cancel.js';
-import { GatewayError } from '../errors.js';
+import { TokenUnavailable } from './auth.js';
 
 /** The fields of a service-account key file the exchange uses. */
 export interface ServiceAccountKey { client_email: string; private_key: string; token_uri: string; private_key_id?: string }
@@ -28,8 +29,8 @@ const ASSERTION_SECONDS = 3600;
 const base64url = (data: string | Buffer): string => Buffer.from(data).toString('base64url');
 
 /** The 502 every failure of the exchange is: safe to show, naming no path, key or vendor answer. */
-function tokenFailure(why: string): GatewayError {
-  return new GatewayError('upstream_error', `The gateway could not obtain an access token for the upstream provider (${why}).`);
+function tokenFailure(why: string): TokenUnavailable {
+  return new TokenUnavailable('upstream_error', `The gateway could not obtain an access token for the upstream provider (${why}).`);
 }
 
 /** Reads and checks a key file; a missing or malformed one is the 502 (the operator's to fix, logged by the caller). */

@@ -2,7 +2,7 @@
  * Gemini on Vertex AI (issue 32 item 3): the vertex provider's generate-content operation, served
  * here by the built-in simulator (no key file: simulated), through chat completions (JSON and
  * stream), messages and responses; each request billed at the offering's price from usageMetadata
- * (thinking tokens as output).
+ * (thinking tokens as output). With a key file, a token and every client format: vertex-gemini-key.test.ts.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';

@@ -15,11 +15,11 @@ import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseUsd } from '../../src/money.js';
 import { projectRoot } from '../../src/paths.js';
-import { startSimulator, type Simulator } from '../../src/sim/server.js';
 import { settled, type Account } from '../helpers/chat.js';
 import { describeStore } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { createServiceAccount, type TestServiceAccount } from '../helpers/service-account.js';
+import type { TestServiceAccount } from '../helpers/service-account.js';
+import { postJson, startLiveVertex, type LiveVertex } from '../helpers/vertex.js';
 
 const MODEL = 'vertex-claude-sonnet-4-5';
 const VERTEX_PATH = '/v1/projects/fake-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929';
@@ -45,7 +45,7 @@ const tools: OpenAI.ChatCompletionTool[] = [{
 }];
 
 describeStore('Claude on Vertex AI', () => {
-  let vertex: Simulator;
+  let v: LiveVertex;
   let sa: TestServiceAccount;
   let t: TestGateway;
   let a: Account;
@@ -53,20 +53,19 @@ describeStore('Claude on Vertex AI', () => {
   let anthropic: Anthropic;
 
   beforeAll(async () => {
-    vertex = await startSimulator();
-    sa = await createServiceAccount(vertex.url);
-    t = await startTestGateway({ env: { GOOGLE_APPLICATION_CREDENTIALS: sa.path, VERTEX_PROJECT: 'fake-project', VERTEX_LOCATION: 'us-east5', VERTEX_BASE_URL: vertex.url } });
+    v = await startLiveVertex();
+    ({ sa, t } = v);
     a = { ...(await t.account('5')), t };
     openai = new OpenAI({ baseURL: `${t.url}/v1`, apiKey: a.key, maxRetries: 0 });
     anthropic = new Anthropic({ baseURL: t.url, apiKey: a.key, maxRetries: 0 });
   });
-  afterAll(async () => { await t?.dispose(); await vertex?.close(); await sa?.dispose(); });
+  afterAll(async () => { await v?.dispose(); });
 
   /** What the Vertex simulator received last. */
-  const last = () => request(`${vertex.url}/__sim/last`).then((r) => r.body.json() as Promise<{ path: string; headers: Record<string, string>; body: Record<string, unknown> }>);
+  const last = () => v.last();
 
   /** The Vertex requests (not token exchanges) the simulator logged. */
-  const predictions = async () => ((await request(`${vertex.url}/__sim/requests?model=claude-sonnet-4-5@20250929`).then((r) => r.body.json())) as { data: unknown[] }).data.length;
+  const predictions = async () => (await v.requests('claude-sonnet-4-5@20250929')).length;
 
   it('chat completions: rawPredict at the project and location, the dialect body (golden), the bearer token; billed exactly', async () => {
     const before = await settled(a);
@@ -177,7 +176,7 @@ describeStore('Claude on Vertex AI', () => {
     await openai.chat.completions.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'accepted' }] });
     const fetched = await sa.tokenRequests();
     const refusedToken = (await last()).headers.authorization;
-    await request(`${vertex.url}/__sim/faults`, { method: 'POST', body: JSON.stringify({ model: 'claude-sonnet-4-5@20250929', fault: { status: 401, times: 1 } }) }).then((r) => r.body.text());
+    await v.fault('claude-sonnet-4-5@20250929', { status: 401, times: 1 });
     const refused = await openai.chat.completions.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'refused' }] }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.APIError);
     expect(await sa.tokenRequests()).toBe(fetched);
@@ -199,7 +198,7 @@ describeStore('Claude on Vertex AI', () => {
     // Every request is in its upstream attempt (waiting for the token) before the token endpoint answers.
     while (t.gw.runtime.deployments.inflight(deployment) < n) await new Promise((resolve) => setImmediate(resolve));
     while ((await sa.tokenRequests()) < fetched + 1) await new Promise((resolve) => setImmediate(resolve));
-    const released = await request(`${vertex.url}/__sim/release`, { method: 'POST' }).then((r) => r.body.json() as Promise<{ released: number }>);
+    const released = await request(`${v.vertex.url}/__sim/release`, { method: 'POST' }).then((r) => r.body.json() as Promise<{ released: number }>);
     expect(released.released).toBe(1);
     const answers = await Promise.all(waiting);
     expect(answers.every((c) => c.choices[0]!.message.content)).toBe(true);
@@ -209,12 +208,10 @@ describeStore('Claude on Vertex AI', () => {
 
   it('a token endpoint failure is a clean 502 in each client format, nothing sent to Vertex, nothing charged', async () => {
     expect(await t.gw.reload()).toBeNull(); // no token cached: each request must fetch one
-    await request(`${vertex.url}/__sim/faults`, { method: 'POST', body: JSON.stringify({ model: 'google-oauth-token', fault: { status: 500 } }) }).then((r) => r.body.text());
+    await v.failTokens(500);
     const before = await settled(a);
     const sentBefore = await predictions();
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) => request(`${t.url}${path}`, {
-      method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json', ...headers },
-    }).then(async (r) => ({ status: r.statusCode, body: await r.body.json() as any }));
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) => postJson(t, a.key, path, body, headers);
     try {
       const chat = await post('/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
       expect(chat.status).toBe(502);
@@ -230,7 +227,7 @@ describeStore('Claude on Vertex AI', () => {
       expect(messages.body).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringContaining('access token') } });
       expect(JSON.stringify([chat, responses, messages])).not.toContain(sa.path);
     } finally {
-      await request(`${vertex.url}/__sim/faults`, { method: 'DELETE' }).then((r) => r.body.text());
+      await v.clearFaults();
     }
     const after = await settled(a);
     expect(after.balanceNano).toBe(before.balanceNano);

@@ -36,8 +36,9 @@ describe('classify', () => {
     expect(error.message).toBe('Your request was rejected as a result of our safety system.');
   });
 
-  it('retries a connect failure and a stream that failed before content; moves on after a timeout', () => {
+  it('retries a connect failure, a missing access token and a stream that failed before content; moves on after a timeout', () => {
     expect(classify(failed('connect'))).toBe('retry');
+    expect(classify(failed('token'))).toBe('retry');
     expect(classify(failed('stream_before_content'))).toBe('retry');
     expect(classify(failed('headers_timeout'))).toBe('next');
     expect(classify(failed('first_token_timeout'))).toBe('next');
@@ -52,6 +53,7 @@ describe('classify', () => {
   it('labels outcomes for the metrics', () => {
     expect(outcomeLabel(status(503))).toBe('503');
     expect(outcomeLabel(failed('headers_timeout'))).toBe('headers_timeout');
+    expect(outcomeLabel(failed('token'))).toBe('token');
     expect(outcomeLabel(new GatewayError('invalid_request', 'bad'))).toBe('invalid_request');
   });
 });

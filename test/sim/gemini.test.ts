@@ -85,6 +85,7 @@ describe('streamGenerateContent', () => {
     expect(chunks.map((c) => c.candidates[0].content.parts[0].text).join('')).toBe(json.json.candidates[0].content.parts[0].text);
     expect(chunks.at(-1)!.usageMetadata).toEqual(json.json.usageMetadata);
     expect(chunks.slice(0, -1).every((c) => c.candidates[0].finishReason === undefined)).toBe(true);
+    expect((await simCall(sim.url, '/__sim/last')).json).toMatchObject({ path: studio('gemini-2.5-flash', 'streamGenerateContent'), query: 'alt=sse' });
     const array = await post(studio('gemini-2.5-flash', 'streamGenerateContent'), body);
     expect(Array.isArray(JSON.parse(array.text))).toBe(true);
   });

@@ -162,6 +162,7 @@ describe('control API and transport', () => {
     const last = await call('/__sim/last');
     expect(last.json.headers.authorization).toBe('Bearer x');
     expect(last.json.body).toEqual({ model: 'gpt-x', messages: user('remember me') });
+    expect(last.json.query).toBe('');
     expect((await call('/__sim/stats')).json.requests).toBe(1);
     await call('/__sim/reset', 'POST');
     expect(sim.requests).toBe(0);

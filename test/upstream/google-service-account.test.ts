@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Cancellation } from '../../src/cancel.js';
 import { GatewayError } from '../../src/errors.js';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
+import { TokenUnavailable } from '../../src/upstream/auth.js';
 import { AccessTokens, readServiceAccountKey, REFRESH_MARGIN_MS, signedAssertion } from '../../src/upstream/google-service-account.js';
 import { createServiceAccount, type TestServiceAccount } from '../helpers/service-account.js';
 
@@ -108,6 +109,8 @@ describe('AccessTokens (google-service-account)', () => {
       expect(r.status).toBe('rejected');
       const error = (r as PromiseRejectedResult).reason as GatewayError;
       expect(error).toBeInstanceOf(GatewayError);
+      // The attempt loop's sign that no token could be had (src/upstream/client.ts: a failed attempt, not the request's end).
+      expect(error).toBeInstanceOf(TokenUnavailable);
       expect([error.code, error.status]).toEqual(['upstream_error', 502]);
       expect(error.message).toContain('answered 503');
     }
@@ -132,6 +135,7 @@ describe('AccessTokens (google-service-account)', () => {
   it('a missing or malformed key file, or an unreachable endpoint, is a 502 naming no secret', async () => {
     const tokens = new AccessTokens(SCOPE, { now: clock });
     await expect(tokens.token('/nonexistent/fake-key.json')).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('could not be read') });
+    await expect(tokens.token('/nonexistent/fake-key.json')).rejects.toBeInstanceOf(TokenUnavailable);
     const broken = `${account.path}.broken.json`;
     await writeFile(broken, JSON.stringify({ client_email: 'x@fake-project.iam.gserviceaccount.com' }));
     await expect(tokens.token(broken)).rejects.toMatchObject({ message: expect.stringContaining('lacks') });
