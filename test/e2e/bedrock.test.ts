@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../src/money.js';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
 import { SIMULATOR_AWS_CREDENTIALS } from '../../src/upstream/sigv4-auth.js';
-import { postChat, readSse, settled, type Account } from '../helpers/chat.js';
+import { postChat, readSse, settled, type Account, collectChatStream } from '../helpers/chat.js';
 import { describeStore } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -77,12 +77,7 @@ describeStore('AWS Bedrock through the gateway (SigV4, Converse, ConverseStream)
     const json = await openai.chat.completions.create({ model: NOVA.id, messages, max_tokens: 40 });
     const before = await settled(a);
     const stream = await openai.chat.completions.create({ model: NOVA.id, messages, max_tokens: 40, stream: true, stream_options: { include_usage: true } });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      if (chunk.usage) usage = chunk.usage;
-    }
+    const { text, usage } = await collectChatStream(stream);
     expect((await lastAt(t.sim)).path).toBe(`/model/${encodeURIComponent(NOVA.upstream)}/converse-stream`);
     expect(text).toBe(json.choices[0]!.message.content);
     expect(usage).toMatchObject({ prompt_tokens: json.usage!.prompt_tokens, completion_tokens: json.usage!.completion_tokens });

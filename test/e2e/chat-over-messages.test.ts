@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeStore } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { settled, type Account } from '../helpers/chat.js';
+import { settled, type Account, collectChatStream } from '../helpers/chat.js';
 
 const tools: OpenAI.ChatCompletionTool[] = [{
   type: 'function',
@@ -44,12 +44,7 @@ describeStore('chat completions over a messages-format offering', () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Stream it' }];
     const json = await client.chat.completions.create({ model: 'claude-haiku-4-5', messages, max_tokens: 40 });
     const stream = await client.chat.completions.create({ model: 'claude-haiku-4-5', messages, max_tokens: 40, stream: true, stream_options: { include_usage: true } });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      if (chunk.usage) usage = chunk.usage;
-    }
+    const { text, usage } = await collectChatStream(stream);
     expect(text).toBe(json.choices[0]!.message.content);
     expect(usage).toMatchObject({ prompt_tokens: json.usage!.prompt_tokens, completion_tokens: json.usage!.completion_tokens });
   });

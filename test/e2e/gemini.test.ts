@@ -12,7 +12,7 @@ import { startSimulator, type Simulator } from '../../src/sim/server.js';
 import { describeStore } from '../helpers/db.js';
 import { copyConfig, singleAttempt } from '../helpers/config.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { postChat, readSse, settled, type Account } from '../helpers/chat.js';
+import { postChat, readSse, settled, type Account, collectChatStream } from '../helpers/chat.js';
 
 /** Nano-USD per 1M tokens, as providers/google-ai.yaml lists them. */
 const PRICES = {
@@ -74,12 +74,7 @@ describeStore('the google_ai provider (Gemini generateContent)', () => {
     const json = await openai.chat.completions.create({ model: 'google-ai-gemini-2.5-flash', messages, max_tokens: 40 });
     const before = await settled(a);
     const stream = await openai.chat.completions.create({ model: 'google-ai-gemini-2.5-flash', messages, max_tokens: 40, stream: true, stream_options: { include_usage: true } });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      if (chunk.usage) usage = chunk.usage;
-    }
+    const { text, usage } = await collectChatStream(stream);
     expect(text).toBe(json.choices[0]!.message.content);
     expect(usage).toEqual(json.usage);
     const cached = usage!.prompt_tokens_details!.cached_tokens!;

@@ -21,7 +21,7 @@ import { parse } from 'yaml';
 import { parseUsd } from '../../src/money.js';
 import { projectRoot } from '../../src/paths.js';
 import { answerGemini, validateGeminiRequest, type SimGeminiAnswer } from '../../src/sim/gemini.js';
-import { settled, type Account } from '../helpers/chat.js';
+import { settled, type Account, collectChatStream } from '../helpers/chat.js';
 import { describeStore } from '../helpers/db.js';
 import { postJson, startLiveVertex, VERTEX_LOCATION, VERTEX_PROJECT, type LiveVertex, type SimLast } from '../helpers/vertex.js';
 
@@ -135,12 +135,7 @@ describeStore('Gemini on Vertex AI with a service-account key file', () => {
     const json = await openai.chat.completions.create({ model: FLASH.id, messages, max_tokens: 40 });
     const before = await settled(a);
     const stream = await openai.chat.completions.create({ model: FLASH.id, messages, max_tokens: 40, stream: true, stream_options: { include_usage: true } });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      if (chunk.usage) usage = chunk.usage;
-    }
+    const { text, usage } = await collectChatStream(stream);
     expect(text).toBe(json.choices[0]!.message.content);
     const billed = await expectBilled(before, FLASH, await expectSent(FLASH, true));
     expect(billed.cachedContentTokenCount).toBeGreaterThan(0);

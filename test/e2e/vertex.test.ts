@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseUsd } from '../../src/money.js';
 import { projectRoot } from '../../src/paths.js';
-import { settled, type Account } from '../helpers/chat.js';
+import { settled, type Account, collectChatStream } from '../helpers/chat.js';
 import { describeStore } from '../helpers/db.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import type { TestServiceAccount } from '../helpers/service-account.js';
@@ -87,12 +87,7 @@ describeStore('Claude on Vertex AI', () => {
     const json = await openai.chat.completions.create({ model: MODEL, messages, max_tokens: 40 });
     const before = await settled(a);
     const stream = await openai.chat.completions.create({ model: MODEL, messages, max_tokens: 40, stream: true, stream_options: { include_usage: true } });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      if (chunk.usage) usage = chunk.usage;
-    }
+    const { text, usage } = await collectChatStream(stream);
     expect(text).toBe(json.choices[0]!.message.content);
     const sent = await last();
     expect(sent.path).toBe(`${VERTEX_PATH}:streamRawPredict`);

@@ -59,3 +59,14 @@ export function chatPrice(input: number, output: number, cached = 0): bigint {
   const exact = BigInt(input - cached) * 150_000_000n + BigInt(cached) * 75_000_000n + BigInt(output) * 600_000_000n;
   return (exact + 500_000n) / 1_000_000n;
 }
+
+/** The pieces of an OpenAI SDK chat stream a test reads: the content text, and the final usage chunk's usage. */
+export async function collectChatStream<U>(stream: AsyncIterable<{ choices: Array<{ delta?: { content?: string | null } }>; usage?: U | null }>): Promise<{ text: string; usage: U | undefined }> {
+  let text = '';
+  let usage: U | undefined;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? '';
+    if (chunk.usage) usage = chunk.usage;
+  }
+  return { text, usage };
+}
