@@ -10,6 +10,8 @@ export const f2 = (v) => (v === undefined || v === null || Number.isNaN(v) ? 'n/
 export const f0 = (v) => (v === undefined || v === null || Number.isNaN(v) ? 'n/a' : v.toFixed(0));
 /** A number with two decimals and its sign, or n/a. */
 export const signed = (v) => (v === undefined || Number.isNaN(v) ? 'n/a' : `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
+/** A margin with its unit: ms with two decimals, or µs when that would round it to 0.00 (a miss by 0.4 µs is still a miss). */
+const msFine = (v) => (Math.abs(v) > 0 && Math.abs(v) < 0.005 ? `${(v * 1000).toFixed(1)} µs` : `${v.toFixed(2)} ms`);
 /** The errors cell of a row: 0, or errors/sent. */
 export const errCell = (...rs) => {
   const errors = rs.filter(Boolean).reduce((a, r) => a + (r.errors ?? 0), 0);
@@ -436,7 +438,7 @@ export function evaluateTargets(results) {
       out.push({
         name: `Added p50 at ${lo} req/s, ${what}, vs the floor proxy`, goal: `<= floor + ${TARGETS.nearFloorMs} ms`,
         measured: parts.map((p) => p.text).join('; ') + disturbed(phase, ['floor', floor]),
-        verdict: met ? 'met' : `**missed by ${Math.max(...parts.map((p) => p.over - TARGETS.nearFloorMs)).toFixed(2)} ms**`, met,
+        verdict: met ? 'met' : `**missed by ${msFine(Math.max(...parts.map((p) => p.over - TARGETS.nearFloorMs)))}**`, met,
       });
     }
   }
@@ -458,7 +460,7 @@ export function evaluateTargets(results) {
         out.push({
           name: `Added ${pct} at ${rate} req/s, ${what}, vs Portkey`, goal: `< Portkey's`,
           measured: parts.map((x) => x.text).join('; ') + (gw[phase].overloaded ? ` (gateway overloaded: served ${f0(gw[phase].rps)}/s)` : '') + disturbed(phase, ['Portkey', pk]),
-          verdict: met ? `met (${(-worst).toFixed(2)} ms to spare)` : `**missed by ${worst.toFixed(2)} ms**`, met,
+          verdict: met ? `met (${msFine(-worst)} to spare)` : `**missed by ${msFine(worst)}**`, met,
         });
       }
     }

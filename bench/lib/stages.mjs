@@ -15,10 +15,10 @@ export const STAGES = [
   ['auth', 'the key: hash, cache lookup (a store read on a miss)'],
   ['validate', 'the required headers and the request against its JSON Schema'],
   ['route', 'the offering, the operation that serves it and its translator'],
-  ['admission', 'rate limits, the input token estimate, and the reserve (one ledger round trip and commit)'],
+  ['admission', 'rate limits, the input token estimate, and the admission on the account\'s credit grant (in memory, issue 30; on the strict path a reserve: one ledger round trip)'],
   ['translate', 'the upstream body'],
   ['upstream', 'the upstream call, to the last byte of its answer (the simulator holds every answer 20 ms)'],
-  ['settle', 'the settle (one ledger round trip and a durable commit)'],
+  ['settle', 'the bill, and its charge queued for the flusher (in memory on a grant; on the strict path a settle: one round trip and a durable commit)'],
   ['write', 'the last write of the answer (the JSON body, or the stream\'s closing frame)'],
 ];
 
