@@ -43,6 +43,29 @@ const weatherParameters = { type: 'object', properties: { city: { type: 'string'
 const chatWeatherTool = { type: 'function', function: { name: 'get_weather', description: 'Current weather of a city', parameters: weatherParameters } };
 const messagesWeatherTool = { name: 'get_weather', description: 'Current weather of a city', input_schema: weatherParameters };
 
+/**
+ * The OpenAI-compatible vendors whose chat path is `<base>/chat/completions` (issue 32 item 1), each an
+ * offering and its upstream model: with their base URLs on the OpenAI mock, what the gateway sends them
+ * (their YAML parameter policies and usage options applied) is judged by OpenAI's CreateChatCompletionRequest.
+ * Azure OpenAI's path (/openai/v1/chat/completions) is not in that document: its loopback fake checks it
+ * (test/e2e/compatible-vendors.test.ts).
+ */
+const COMPATIBLE = [
+  { env: 'MISTRAL', model: 'mistral-small-latest', upstream: 'mistral-small-latest' },
+  { env: 'GROQ', model: 'llama-3.3-70b-versatile', upstream: 'llama-3.3-70b-versatile' },
+  { env: 'DEEPSEEK', model: 'deepseek-chat', upstream: 'deepseek-chat' },
+  { env: 'XAI', model: 'grok-3-mini', upstream: 'grok-3-mini' },
+  { env: 'OPENROUTER', model: 'openrouter-llama-3.3-70b-instruct', upstream: 'meta-llama/llama-3.3-70b-instruct' },
+  { env: 'GEMINI', model: 'gemini-2.5-flash', upstream: 'gemini-2.5-flash' },
+  { env: 'VLLM', model: 'vllm-llama-3.1-8b-instruct', upstream: 'meta-llama/Llama-3.1-8B-Instruct' },
+  { env: 'OLLAMA', model: 'ollama-llama3.2', upstream: 'llama3.2' },
+] as const;
+
+/** Each compatible vendor's key and base URL, the base URL the mock's. */
+function compatibleOnMock(url: string): Record<string, string> {
+  return Object.fromEntries(COMPATIBLE.flatMap((v) => [[`${v.env}_API_KEY`, 'sk-test-not-real'], [`${v.env}_BASE_URL`, url]]));
+}
+
 // The contract is store-independent (what the gateway sends upstream does not depend on the store), and
 // Prism is slow to start on these documents (20+ s for OpenAI's): run it once, on the pglite project.
 describe.runIf(storeKind === 'pglite')('Prism vendor contract: upstream requests validate against the vendors\' specs', () => {
@@ -54,7 +77,7 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: upstream requests
   beforeAll(async () => {
     [openai, anthropic] = await Promise.all([startPrismMock(OPENAI_SPEC), startPrismMock(ANTHROPIC_SPEC)]);
     t = await startTestGateway({
-      env: { OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: openai.url, ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: anthropic.url },
+      env: { OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: openai.url, ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: anthropic.url, ...compatibleOnMock(openai.url) },
     });
     // OpenAI and Anthropic have keys, so their requests go to the mocks (the native providers, keyless, stay on the simulator).
     const providers = t.gw.generation().gateway.providers;
@@ -321,4 +344,14 @@ describe.runIf(storeKind === 'pglite')('Prism vendor contract: upstream requests
     expect(upstream.body).toMatchObject({ model: 'claude-sonnet-4-5-20250929', tools: [messagesWeatherTool] });
     expect(answer.json).toMatchObject({ input_tokens: expect.any(Number) });
   });
+
+  for (const vendor of COMPATIBLE) {
+    it(`chat on ${vendor.model} (${vendor.env.toLowerCase()}, OpenAI-compatible) with a tool: a valid CreateChatCompletionRequest`, async () => {
+      const { upstream, answer } = await viaGateway(openai, '/chat/completions', '/v1/chat/completions', {
+        model: vendor.model, max_tokens: 32, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [chatWeatherTool],
+      });
+      expect(upstream.body).toMatchObject({ model: vendor.upstream, tools: [chatWeatherTool] });
+      expect(answer.json.model).toBe(vendor.model);
+    });
+  }
 });
