@@ -5,15 +5,7 @@
  */
 import type { CancelSignal } from '../cancel.js';
 import type { CompiledProvider } from '../config/types.js';
-import { GatewayError } from '../errors.js';
 import type { PoolKey } from './key-pool.js';
-
-/**
- * A credential that could not be exchanged for a token (the token endpoint failed or refused, the
- * key file is unusable): the client's 502 when it ends the request; on an operation's send, a failed
- * attempt of that deployment, so another deployment may serve the request (src/upstream/client.ts).
- */
-export class TokenUnavailable extends GatewayError {}
 
 /** The header and prefix a manifest's `auth` names (`scheme` is shorthand for the two common ones). */
 export function authHeaderOf(auth: { scheme: 'bearer' | 'x-api-key' | 'header' | 'google-service-account' | 'sigv4'; header?: string; prefix?: string }): { header: string; prefix: string } {

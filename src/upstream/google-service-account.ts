@@ -15,7 +15,7 @@ import { createSign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
 import type { CancelSignal } from '../cancel.js';
-import { TokenUnavailable } from './auth.js';
+import { TokenUnavailable } from './token-unavailable.js';
 
 /** The fields of a service-account key file the exchange uses. */
 export interface ServiceAccountKey { client_email: string; private_key: string; token_uri: string; private_key_id?: string }

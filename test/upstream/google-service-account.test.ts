@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Cancellation } from '../../src/cancel.js';
 import { GatewayError } from '../../src/errors.js';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
-import { TokenUnavailable } from '../../src/upstream/auth.js';
+import { TokenUnavailable } from '../../src/upstream/token-unavailable.js';
 import { AccessTokens, readServiceAccountKey, REFRESH_MARGIN_MS, signedAssertion } from '../../src/upstream/google-service-account.js';
 import { createServiceAccount, type TestServiceAccount } from '../helpers/service-account.js';
 
