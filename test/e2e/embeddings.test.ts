@@ -90,7 +90,7 @@ describeStore(`embeddings (${storeKind})`, () => {
       expect(a.json).toMatchObject({ object: 'list', model: 'embed-pro', usage: { prompt_tokens: tokensOf(input), total_tokens: tokensOf(input) } });
       expect(a.json.data.map((d: any) => [d.object, d.index, d.embedding.length])).toEqual([['embedding', 0, 1536], ['embedding', 1, 1536]]);
       expect(await lastUpstream()).toEqual({
-        path: '/v2/embed', headers: expect.anything(),
+        path: '/v2/embed', query: '', headers: expect.anything(),
         body: { model: 'embed-v4.0', texts: input, input_type: 'search_document', embedding_types: ['float'], output_dimension: 1536, truncate: 'NONE' },
       });
       await billedOnce(account, a, 'embed-pro');
