@@ -28,6 +28,8 @@ const BY_KIND: Record<Exclude<FailureKind, 'status'>, Decision> = {
   stream_before_content: 'retry',
   // No access token (the token endpoint failed): as a connect failure, nothing was sent; another deployment may serve.
   token: 'retry',
+  // The token endpoint refused the credential (or the key file is unusable): asking again cannot help; the next deployment may serve.
+  token_refused: 'next',
   // A deployment that timed out is not retried: the next one is tried (issue 29 item 3).
   headers_timeout: 'next',
   first_token_timeout: 'next',

@@ -11,9 +11,10 @@ import { GatewayError } from '../errors.js';
  * (no answer within the provider's headers_ms or the request's deadline), `first_token_timeout`,
  * `idle_timeout` (a stream silent too long before its first content), `stream_before_content` (a
  * stream that ended or errored before its first content event), `status` (an HTTP error answer),
- * `token` (the provider's credential could not be exchanged for an access token: nothing was sent).
+ * `token` (the provider's credential could not be exchanged for an access token, for now: nothing was
+ * sent), `token_refused` (the token endpoint refused the credential, or the key file is unusable).
  */
-export type FailureKind = 'connect' | 'headers_timeout' | 'first_token_timeout' | 'idle_timeout' | 'stream_before_content' | 'token' | 'status';
+export type FailureKind = 'connect' | 'headers_timeout' | 'first_token_timeout' | 'idle_timeout' | 'stream_before_content' | 'token' | 'token_refused' | 'status';
 
 /** A failed upstream attempt, answered as its client-facing error when it is the last. */
 export class AttemptError extends GatewayError {

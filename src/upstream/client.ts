@@ -40,7 +40,7 @@ export function transportError(error: unknown): GatewayError {
  * download inside it is not retried whole.
  */
 function sendFailure(error: unknown): GatewayError {
-  if (error instanceof TokenUnavailable) return new AttemptError('token', error);
+  if (error instanceof TokenUnavailable) return new AttemptError(error.transient ? 'token' : 'token_refused', error);
   // The attempt's own signal may carry its reason (a timer of the attempt loop): that is the loop's to classify.
   if (error instanceof GatewayError) return error;
   return new AttemptError(error instanceof undiciErrors.HeadersTimeoutError ? 'headers_timeout' : 'connect', transportError(error));

@@ -29,8 +29,8 @@ const ASSERTION_SECONDS = 3600;
 const base64url = (data: string | Buffer): string => Buffer.from(data).toString('base64url');
 
 /** The 502 every failure of the exchange is: safe to show, naming no path, key or vendor answer. */
-function tokenFailure(why: string): TokenUnavailable {
-  return new TokenUnavailable('upstream_error', `The gateway could not obtain an access token for the upstream provider (${why}).`);
+function tokenFailure(why: string, transient = false): TokenUnavailable {
+  return new TokenUnavailable(`The gateway could not obtain an access token for the upstream provider (${why}).`, transient);
 }
 
 /** Reads and checks a key file; a missing or malformed one is the 502 (the operator's to fix, logged by the caller). */
@@ -113,12 +113,13 @@ export class AccessTokens {
       status = res.statusCode;
       text = await res.body.text();
     } catch {
-      throw tokenFailure('the token endpoint could not be reached');
+      throw tokenFailure('the token endpoint could not be reached', true);
     }
     const answer = parseJson(text) as { access_token?: unknown; expires_in?: unknown; error?: unknown } | null;
     // RFC 6749 5.2: the error code (invalid_grant, ...) says what the operator must fix; its description is not repeated.
     const code = typeof answer?.error === 'string' && /^[a-z_]{1,40}$/.test(answer.error) ? ` ${answer.error}` : '';
-    if (status !== 200) throw tokenFailure(`the token endpoint answered ${status}${code}`);
+    // A rate limit or the endpoint's own failure may pass; a refused grant (invalid_grant, ...) will not.
+    if (status !== 200) throw tokenFailure(`the token endpoint answered ${status}${code}`, status === 429 || status >= 500);
     if (typeof answer?.access_token !== 'string' || answer.access_token === '' || /[\r\n]/.test(answer.access_token)) throw tokenFailure('the token endpoint sent no access token');
     // Counted from when the assertion was sent: the token cannot outlive what the endpoint granted.
     const lifeMs = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in * 1000 : ASSERTION_SECONDS * 1000;

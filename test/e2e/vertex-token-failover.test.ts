@@ -86,6 +86,9 @@ describeStore('a Vertex token failure fails over to the next deployment', () => 
     const usage = await expectConserved(v.t, a.id, 5_000_000_000n);
     expect(usage).toHaveLength(3);
     expect(usage.every((row) => row.model === OFFERING && row.deployment === `anthropic/${ANTHROPIC}` && row.amountNano > 0n)).toBe(true);
+    // The endpoint's 500 may pass: each failure is a `token` attempt failure (a refused grant would be `token_refused`).
+    const metrics = await (await fetch(`${v.t.url}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`gateway_upstream_attempts_total\\{provider="vertex",deployment="vertex/${VERTEX}",outcome="token"\\} 2`));
   });
 
   it('once the token endpoint is back, the half-open probe is served by Vertex and the circuit closes', async () => {

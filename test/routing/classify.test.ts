@@ -36,9 +36,10 @@ describe('classify', () => {
     expect(error.message).toBe('Your request was rejected as a result of our safety system.');
   });
 
-  it('retries a connect failure, a missing access token and a stream that failed before content; moves on after a timeout', () => {
+  it('retries a connect failure, a missing access token and a stream that failed before content; moves on after a timeout or a refused credential', () => {
     expect(classify(failed('connect'))).toBe('retry');
     expect(classify(failed('token'))).toBe('retry');
+    expect(classify(failed('token_refused'))).toBe('next');
     expect(classify(failed('stream_before_content'))).toBe('retry');
     expect(classify(failed('headers_timeout'))).toBe('next');
     expect(classify(failed('first_token_timeout'))).toBe('next');

@@ -113,6 +113,8 @@ describe('AccessTokens (google-service-account)', () => {
       expect(error).toBeInstanceOf(TokenUnavailable);
       expect([error.code, error.status]).toEqual(['upstream_error', 502]);
       expect(error.message).toContain('answered 503');
+      // The endpoint's own failure may pass: its deployment may be asked again (a `token` attempt failure).
+      expect((error as TokenUnavailable).transient).toBe(true);
     }
     expect(await tokens.token(account.path)).toMatch(/^ya29\.sim-/);
   });
@@ -122,7 +124,8 @@ describe('AccessTokens (google-service-account)', () => {
     try {
       // The account's email with the other key pair's public key: the signature no longer verifies.
       await request(`${sim.url}/__sim/google/accounts`, { method: 'POST', body: JSON.stringify({ client_email: account.clientEmail, public_key: other.publicKey }) }).then((r) => r.body.text());
-      await expect(new AccessTokens(SCOPE, { now: clock }).token(account.path)).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('answered 400 invalid_grant') });
+      // A refused grant will not pass by asking again (a `token_refused` attempt failure: the next deployment).
+      await expect(new AccessTokens(SCOPE, { now: clock }).token(account.path)).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('answered 400 invalid_grant'), transient: false });
     } finally {
       await other.dispose();
     }
@@ -136,6 +139,7 @@ describe('AccessTokens (google-service-account)', () => {
     const tokens = new AccessTokens(SCOPE, { now: clock });
     await expect(tokens.token('/nonexistent/fake-key.json')).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('could not be read') });
     await expect(tokens.token('/nonexistent/fake-key.json')).rejects.toBeInstanceOf(TokenUnavailable);
+    await expect(tokens.token('/nonexistent/fake-key.json')).rejects.toMatchObject({ transient: false });
     const broken = `${account.path}.broken.json`;
     await writeFile(broken, JSON.stringify({ client_email: 'x@fake-project.iam.gserviceaccount.com' }));
     await expect(tokens.token(broken)).rejects.toMatchObject({ message: expect.stringContaining('lacks') });
@@ -143,7 +147,7 @@ describe('AccessTokens (google-service-account)', () => {
     const gone = await createServiceAccount(closed.url);
     await closed.close();
     try {
-      await expect(tokens.token(gone.path)).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('could not be reached') });
+      await expect(tokens.token(gone.path)).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('could not be reached'), transient: true });
     } finally { await gone.dispose(); }
   });
 
