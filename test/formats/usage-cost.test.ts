@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { anthropicMessagesFormat } from '../../src/formats/anthropic-messages/index.js';
-import { openaiChatFormat } from '../../src/formats/openai-chat/index.js';
+import { isUsageChunk, openaiChatFormat } from '../../src/formats/openai-chat/index.js';
 import { openaiResponsesFormat } from '../../src/formats/openai-responses/index.js';
 import { frameWithCost, jsonWithCost } from '../../src/formats/usage-cost.js';
 import { formatSse } from '../../src/translate/sse.js';
@@ -32,6 +32,11 @@ describe('usage.cost', () => {
     const chunk = formatSse(JSON.stringify({ id: 'c', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2 } }));
     expect(openaiChatFormat.usageCost!.frame(chunk)).toEqual(['usage']);
     expect(openaiChatFormat.usageCost!.frame(formatSse(JSON.stringify({ id: 'c', choices: [{ delta: { content: '"usage":{' } }], usage: null })))).toBeNull();
+    // A vendor's spaced JSON, and a usage object after text that names usage: still the usage chunk.
+    expect(isUsageChunk('data: {"id": "c", "usage" : {"prompt_tokens": 1}}\n\n')).toBe(true);
+    expect(isUsageChunk(formatSse(JSON.stringify({ choices: [{ delta: { content: 'the "usage": {' } }], usage: { prompt_tokens: 1 } })))).toBe(true);
+    expect(isUsageChunk('data: {"usage":null}\n\n')).toBe(false);
+    expect(isUsageChunk('event: x\ndata: {"usage":{}}\n\n')).toBe(false);
     expect(frameWithCost(chunk, ['usage'], 1_500n)).toBe(formatSse('{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"cost":0.0000015}}'));
 
     const completed = formatSse(JSON.stringify({ type: 'response.completed', response: { usage: { input_tokens: 1 } } }), 'response.completed');

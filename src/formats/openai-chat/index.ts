@@ -24,11 +24,28 @@ function errorBody(error: GatewayError): Record<string, unknown> {
   return { error: { message: error.message, type: ERROR_TYPES[error.kind], code: error.code, param: error.extra.param ?? null } };
 }
 
-/** A `data:` chunk whose `usage` is an object: the final usage chunk (every other chunk has `usage: null` or none). */
-const USAGE_CHUNK = /^data: .*"usage"\s*:\s*\{/s;
+/** `usage` as a member name of a chunk's JSON (inside a string value its quotes would be escaped). */
+const USAGE_MEMBER = '"usage"';
+/** What follows the member name when its value is an object, read from where the name ends. */
+const OBJECT_VALUE = /\s*:\s*\{/y;
+
+/**
+ * True for a `data:` chunk whose `usage` is an object: the final usage chunk (every other chunk has
+ * `usage: null` or none). Found with indexOf, then a sticky match where the name ends: a regular
+ * expression over the whole frame (`^data: .*"usage"...`) backtracked through every frame, 3% of a
+ * stream's CPU in the bench's profile.
+ */
+export function isUsageChunk(frame: string): boolean {
+  if (!frame.startsWith('data: ')) return false;
+  for (let at = frame.indexOf(USAGE_MEMBER); at >= 0; at = frame.indexOf(USAGE_MEMBER, at + USAGE_MEMBER.length)) {
+    OBJECT_VALUE.lastIndex = at + USAGE_MEMBER.length;
+    if (OBJECT_VALUE.test(frame)) return true;
+  }
+  return false;
+}
 
 /** `usage.cost` in the completion's `usage` and in the final usage chunk of a stream (OpenRouter's place for it). */
-export const chatUsageCost: UsageCostPlaces = { answer: ['usage'], frame: (frame) => (USAGE_CHUNK.test(frame) ? ['usage'] : null) };
+export const chatUsageCost: UsageCostPlaces = { answer: ['usage'], frame: (frame) => (isUsageChunk(frame) ? ['usage'] : null) };
 
 /** The openai-chat client format. */
 export const openaiChatFormat: ClientFormat = {
