@@ -35,8 +35,8 @@ export function transportError(error: unknown): GatewayError {
 
 /**
  * A request's send that failed before any answer, as an AttemptError saying how (issue 29 item 3): a
- * headers timeout is a silent upstream, no access token a `token` failure, anything else a connect
- * failure (refused, reset, unreachable). Only the operation's own send is an attempt: a poll or a
+ * headers timeout is a silent upstream, no access token a `token` failure (`token_refused` when the
+ * token endpoint refused the credential), anything else a connect failure (refused, reset, unreachable). Only the operation's own send is an attempt: a poll or a
  * download inside it is not retried whole.
  */
 function sendFailure(error: unknown): GatewayError {
