@@ -20,11 +20,11 @@ export function invalid(param: string, message: string): GatewayError {
 }
 
 /**
- * Refuses (as `unsupported`, naming `param.key`) the first key of `object` outside `allowed` whose
- * value is set: a null or undefined member is taken as absent.
+ * Refuses (as `unsupported`, naming `param.key`, with `why` when given) the first key of `object`
+ * outside `allowed` whose value is set: a null or undefined member is taken as absent.
  */
-export function refuseExtraKeys(object: Record<string, unknown>, allowed: readonly string[], param: string): void {
+export function refuseExtraKeys(object: Record<string, unknown>, allowed: readonly string[], param: string, why?: string): void {
   for (const [key, value] of Object.entries(object)) {
-    if (value !== null && value !== undefined && !allowed.includes(key)) throw unsupported(`${param}.${key}`);
+    if (value !== null && value !== undefined && !allowed.includes(key)) throw unsupported(`${param}.${key}`, why);
   }
 }

@@ -7,11 +7,12 @@
  * at its token endpoint, as the gateway does) and checks, handed to the SDK by a stand-in auth client
  * (loopback only: nothing reaches Google).
  */
-import { generateKeyPairSync } from 'node:crypto';
 import { ApiError, GoogleGenAI } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/server.js';
-import { signedAssertion } from '../../src/upstream/google-service-account.js';
+import { CLOUD_PLATFORM_SCOPE } from '../../src/sim/google-oauth.js';
+import { AccessTokens } from '../../src/upstream/google-service-account.js';
+import { createServiceAccount, type TestServiceAccount } from '../helpers/service-account.js';
 
 interface Upstream { path: string; headers: Record<string, string>; body: Record<string, any> }
 
@@ -20,24 +21,13 @@ function fixedToken(token: string | null): never {
   return { getRequestHeaders: async () => new Headers(token ? { authorization: `Bearer ${token}` } : {}) } as never;
 }
 
-/** Registers a service account with the simulator and exchanges its signed JWT for an access token the simulator issued. */
-async function issuedToken(simUrl: string): Promise<string> {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-  const key = { client_email: 'genai-test@example.iam.gserviceaccount.com', private_key: privateKey, token_uri: `${simUrl}/token` };
-  const registered = await fetch(`${simUrl}/__sim/google/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_email: key.client_email, public_key: publicKey }) });
-  expect(registered.status).toBe(200);
-  const assertion = signedAssertion(key, 'https://www.googleapis.com/auth/cloud-platform', Date.now());
-  const res = await fetch(key.token_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString() });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
-
 const weather = { name: 'get_weather', description: 'Current weather of a city.', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 
 describe('@google/genai against the simulated Gemini endpoints', () => {
   let sim: Simulator;
   let studio: GoogleGenAI;
   let vertex: GoogleGenAI;
+  let account: TestServiceAccount;
   let token: string;
   const last = (): Promise<Upstream> => fetch(`${sim.url}/__sim/last`).then((r) => r.json() as Promise<Upstream>);
 
@@ -45,10 +35,12 @@ describe('@google/genai against the simulated Gemini endpoints', () => {
     sim = await startSimulator();
     studio = new GoogleGenAI({ apiKey: 'fake-studio-key', httpOptions: { baseUrl: sim.url } });
     // Once an account is registered, the simulator's Vertex routes take only the tokens it issued.
-    token = await issuedToken(sim.url);
+    // A registered account's signed JWT exchanged at the simulator's token endpoint, as the gateway does it.
+    account = await createServiceAccount(sim.url);
+    token = await new AccessTokens(CLOUD_PLATFORM_SCOPE).token(account.path);
     vertex = new GoogleGenAI({ vertexai: true, project: 'sim-project', location: 'us-central1', httpOptions: { baseUrl: sim.url }, googleAuthOptions: { authClient: fixedToken(token) } });
   });
-  afterAll(async () => { await sim?.close(); });
+  afterAll(async () => { await account?.dispose(); await sim?.close(); });
 
   it('AI Studio: generateContent answers text with usageMetadata, thoughts counted apart from candidates', async () => {
     const response = await studio.models.generateContent({ model: 'gemini-2.5-pro', contents: 'Hello Gemini', config: { systemInstruction: 'Be brief.', maxOutputTokens: 200 } });

@@ -6,19 +6,9 @@
  * which is how Bedrock marks a prompt-cache breakpoint. A block Converse cannot carry (an image by URL,
  * thinking, server tools) is refused, naming it.
  */
-import { GatewayError } from '../../errors.js';
+import { invalid, refuseExtraKeys, unsupported } from '../refusals.js';
 
 export type Json = Record<string, unknown>;
-
-/** An `unsupported_parameter` error naming the parameter, with the reason. */
-export function unsupported(param: string, why: string): GatewayError {
-  return new GatewayError('unsupported_parameter', `The parameter '${param}' is not supported: ${why}.`, { param });
-}
-
-/** An `invalid_request` error naming the parameter. */
-export function invalid(param: string, message: string): GatewayError {
-  return new GatewayError('invalid_request', message, { param });
-}
 
 /** Converse's cache breakpoint block. */
 export const CACHE_POINT: Json = { cachePoint: { type: 'default' } };
@@ -32,9 +22,7 @@ function isRecord(value: unknown): value is Json {
 
 /** Refuses any key of `block` outside `allowed` (null counts as absent). */
 export function onlyKeys(block: Json, allowed: readonly string[], param: string): void {
-  for (const [key, value] of Object.entries(block)) {
-    if (value !== null && value !== undefined && !allowed.includes(key)) throw unsupported(`${param}.${key}`, 'Bedrock Converse has no equivalent');
-  }
+  refuseExtraKeys(block, allowed, param, 'Bedrock Converse has no equivalent');
 }
 
 function imageBlock(block: Json, param: string): Json {

@@ -5,7 +5,8 @@
  * another operation (ConverseStream), so `stream` is consumed here. Every other parameter is carried
  * or refused: nothing is silently dropped.
  */
-import { converseContent, converseSystem, CACHE_POINT, invalid, onlyKeys, unsupported, type Json } from './content.js';
+import { invalid, unsupported } from '../refusals.js';
+import { converseContent, converseSystem, CACHE_POINT, onlyKeys, type Json } from './content.js';
 
 /** Parameters carried upstream (or consumed: `model`, `stream`). */
 const CARRIED = new Set(['model', 'max_tokens', 'messages', 'system', 'stream', 'temperature', 'top_p', 'stop_sequences', 'metadata', 'tools', 'tool_choice']);
