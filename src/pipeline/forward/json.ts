@@ -43,10 +43,10 @@ export async function readJsonBody(response: UpstreamResponse): Promise<unknown>
  * is the client's 400. `{model}`, unless the route names it, is the served deployment's upstream model:
  * the one way a vendor's URL names the model (/models/{model}:generateContent, /model/{model}/converse).
  */
-function pathParamsOf(ctx: RequestContext): Record<string, string> | null {
+function pathParamsOf(ctx: RequestContext, operation: string): Record<string, string> | null {
   const entries = Object.entries(ctx.upstream!.choice.pathParams);
   // Only an operation sent whose path names {model} gets it (no object and no path fill for the others).
-  const op = ctx.model?.provider.operations[sentOperation(ctx)];
+  const op = ctx.model?.provider.operations[operation];
   const upstreamModel = op && (op.path.includes(MODEL_PLACEHOLDER) || op.streamPath?.includes(MODEL_PLACEHOLDER)) ? ctx.model!.offering.upstreamModel : undefined;
   if (entries.length === 0) return upstreamModel ? { [MODEL_PARAM]: upstreamModel } : null;
   const params: Record<string, string> = upstreamModel ? { [MODEL_PARAM]: upstreamModel } : {};
@@ -77,12 +77,13 @@ export async function sendUpstream(ctx: RequestContext, runtime: Runtime): Promi
   const { provider, offering } = ctx.model!;
   const attempt = ctx.routing?.current ?? null;
   let response: UpstreamResponse;
+  const operation = sentOperation(ctx);
   try {
     const target = {
-      pathParams: pathParamsOf(ctx), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs,
+      pathParams: pathParamsOf(ctx, operation), query: ctx.translation!.upstreamQuery, features: ctx.features, key: attempt?.key, headersTimeoutMs: attempt?.headersTimeoutMs,
       traceHeaders: attempt?.trace?.headers, stream: ctx.stream,
     };
-    response = await runtime.upstream.send(provider, sentOperation(ctx), ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
+    response = await runtime.upstream.send(provider, operation, ctx.translation!.upstreamBody, attempt?.signal ?? ctx.work, target);
   } catch (error) {
     if (!ctx.work.aborted) runtime.metrics?.upstreamError(provider.id, error instanceof GatewayError ? error.code : 'transport');
     throw error;
