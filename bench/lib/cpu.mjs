@@ -32,15 +32,6 @@ export function mallocHeapMbOf(pid) {
   } catch { return NaN; }
 }
 
-/** User + system CPU seconds a process has used (Linux /proc). */
-export function cpuSecondsOf(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-  } catch { return NaN; }
-}
-
 /** User and system CPU seconds a process has used, apart (Linux /proc). */
 export function cpuSplitOf(pid) {
   try {
@@ -48,6 +39,12 @@ export function cpuSplitOf(pid) {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { user: Number(fields[11]) / CLK_TCK, system: Number(fields[12]) / CLK_TCK };
   } catch { return { user: NaN, system: NaN }; }
+}
+
+/** User + system CPU seconds a process has used (Linux /proc). */
+export function cpuSecondsOf(pid) {
+  const { user, system } = cpuSplitOf(pid);
+  return user + system;
 }
 
 /** Busy and total jiffies of the whole machine (Linux /proc/stat). */
